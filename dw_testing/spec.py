@@ -1,0 +1,78 @@
+"""``StoreSpec``: what a factory or provider hands the suite, and the capability names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from reference_engine.stores.contract import supports_create
+
+StoreFactory = Callable[[], Any]
+
+# Capability name -> what it promises. Defaults live in ``default_capabilities``.
+CAPABILITIES: Mapping[str, str] = MappingProxyType({
+    "put_if_absent": "the store offers the write-once create",
+    "cross_handle": "two handles on one backing store see each other's writes at once",
+    "cross_process": "a child process can open its own handle from the spec's uri",
+    "durable_reopen": "records survive closing every handle and opening a new one",
+    "large_values": "values of 1 MiB round-trip",
+    "distinguishes_conflict": "an in-flight conflict is retried or raised, never reported False",
+})
+
+
+class UnknownCapability(ValueError):
+    """A capability mapping names something the suite does not know."""
+
+
+def check_capability_names(declared: Mapping[str, object], *, where: str) -> None:
+    unknown = sorted(set(declared) - set(CAPABILITIES))
+    if unknown:
+        raise UnknownCapability(
+            f"{where} declares unknown capabilit{'y' if len(unknown) == 1 else 'ies'} "
+            f"{', '.join(unknown)}; known: {', '.join(sorted(CAPABILITIES))}"
+        )
+
+
+def default_capabilities(sample_store: object, uri: str | None) -> dict[str, bool]:
+    scheme = (uri or "").split("://", 1)[0].lower() if uri and "://" in uri else ""
+    local_durable = scheme in ("file", "sqlite") or (bool(uri) and "://" not in (uri or "")
+                                                      and ":" not in (uri or ""))
+    return {
+        "put_if_absent": supports_create(sample_store),
+        "cross_handle": True,
+        "cross_process": local_durable,
+        "durable_reopen": local_durable,
+        "large_values": True,
+        "distinguishes_conflict": True,
+    }
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    """One store under test.
+
+    ``factory()`` returns a new handle on the same backing store on every call. ``uri``
+    lets a child process open its own handle (``open_store(uri)``); ``None`` means the
+    store cannot be reached from another process. ``capabilities`` overrides the defaults.
+    """
+
+    factory: StoreFactory
+    uri: str | None = None
+    capabilities: Mapping[str, bool] = field(default_factory=dict)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not callable(self.factory):
+            raise TypeError(
+                "StoreSpec.factory must be a zero-argument callable returning a new handle, "
+                "e.g. StoreSpec(factory=lambda: MyStore(url))"
+            )
+        check_capability_names(self.capabilities, where=f"StoreSpec {self.name or self.uri!r}")
+
+    def resolved_capabilities(self, sample_store: object) -> dict[str, bool]:
+        """Defaults for this store, overridden by what the spec declares."""
+        merged = default_capabilities(sample_store, self.uri)
+        merged.update({k: bool(v) for k, v in self.capabilities.items()})
+        return merged

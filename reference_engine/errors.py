@@ -1,0 +1,24 @@
+"""The store error hierarchy. Every message names the operation and the key, never a secret."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """A store operation failed. ``op`` and ``key`` say which call, on which key."""
+
+    def __init__(self, message: str, *, op: str = "", key: str = "") -> None:
+        super().__init__(message)
+        self.op = op
+        self.key = key
+
+
+class TransientStoreError(StoreError):
+    """The backend could not decide the call now; retrying may succeed (e.g. S3 409)."""
+
+
+class InvalidKey(StoreError, ValueError):
+    """The key breaks the key rules of SPEC §2.2; refused before any I/O."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be opened or reached: unknown scheme, missing path, no hard links."""

@@ -1,0 +1,68 @@
+"""Key rules (SPEC §2.2), checked before any I/O."""
+
+from __future__ import annotations
+
+from reference_engine.errors import InvalidKey
+
+MAX_SEGMENT_BYTES = 200
+MAX_KEY_BYTES = 1024
+
+
+def _has_control_character(text: str) -> bool:
+    return any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in text)
+
+
+def validate_key(key: str, *, op: str = "access") -> str:
+    """Return ``key`` unchanged, or raise :class:`InvalidKey` naming the broken rule."""
+    if not isinstance(key, str):
+        raise InvalidKey(f"cannot {op}: a key must be a str, got {type(key).__name__}", op=op)
+    reason = key_problem(key)
+    if reason is not None:
+        # The key is named by its length only: a rejected key may hold anything.
+        raise InvalidKey(f"cannot {op} key of {len(key)} chars: {reason}", op=op)
+    return key
+
+
+def key_problem(key: str) -> str | None:
+    """The first rule ``key`` breaks, or ``None`` when it is valid."""
+    if key == "":
+        return "the key is empty"
+    if key.startswith("/"):
+        return "the key is an absolute path; keys are relative, like 'runs/r1/rev/1'"
+    if "\\" in key:
+        return "the key holds a backslash; separate segments with '/'"
+    if "\x00" in key or _has_control_character(key):
+        return "the key holds a NUL or other control character"
+    try:
+        encoded = key.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the key is not valid UTF-8 (it holds a lone surrogate)"
+    if len(encoded) > MAX_KEY_BYTES:
+        return f"the key is over {MAX_KEY_BYTES} bytes in UTF-8"
+    for segment in key.split("/"):
+        if segment == "":
+            return "the key has an empty segment ('//' or a trailing '/')"
+        if segment in (".", ".."):
+            return "the key has a '.' or '..' segment"
+        if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
+            return f"a segment is over {MAX_SEGMENT_BYTES} bytes in UTF-8"
+    return None
+
+
+def validate_prefix(prefix: str) -> str:
+    """Normalise a list prefix: ``""`` for everything, else a valid key without trailing '/'."""
+    if not isinstance(prefix, str):
+        raise InvalidKey(f"cannot list: a prefix must be a str, got {type(prefix).__name__}",
+                         op="list")
+    stripped = prefix[:-1] if prefix.endswith("/") else prefix
+    if stripped == "":
+        if prefix == "":
+            return ""
+        raise InvalidKey("cannot list prefix '/': use '' to list every key", op="list")
+    validate_key(stripped, op="list")
+    return stripped
+
+
+def is_under(key: str, prefix: str) -> bool:
+    """Whether ``key`` lies strictly under the normalised ``prefix`` by whole segments."""
+    return prefix == "" or key.startswith(prefix + "/")
