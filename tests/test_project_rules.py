@@ -1,0 +1,95 @@
+"""Rules of the codebase that a reviewer would otherwise check by hand."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("reference_engine", "dw_testing", "conformance")
+# A package may import only itself and the packages after it in this order.
+ALLOWED = {
+    "reference_engine": {"reference_engine"},
+    "dw_testing": {"dw_testing", "reference_engine"},
+    "conformance": {"conformance", "dw_testing", "reference_engine"},
+}
+
+
+def _imported_top_levels(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _strings_in(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+
+
+def test_imports_run_one_way() -> None:
+    offenders = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            backwards = (_imported_top_levels(path) & set(PACKAGES)) - ALLOWED[package]
+            if backwards:
+                offenders.append(f"{path.relative_to(ROOT)} imports {sorted(backwards)}")
+    assert not offenders, "imports must run conformance -> dw_testing -> reference_engine:\n" + (
+        "\n".join(offenders)
+    )
+
+
+def test_import_checker_sees_a_backwards_import(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from dw_testing.spec import StoreSpec\nimport conformance.x\n")
+    assert _imported_top_levels(sample) & set(PACKAGES) == {"dw_testing", "conformance"}
+
+
+SLEEP = re.compile(r"\btime\.sleep\(|from time import sleep|asyncio\.sleep\(")
+
+
+def _sleep_users() -> list[str]:
+    found = []
+    for folder in ("tests", "conformance"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path == Path(__file__).resolve():
+                continue
+            text = path.read_text(encoding="utf-8")
+            if SLEEP.search(text):
+                found.append(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_sleep_detector_sees_a_sleep() -> None:
+    assert SLEEP.search("import time\ntime.sleep(0.1)\n")
+    assert not SLEEP.search("clock.advance(5)  # no sleeping here\n")
+
+
+def test_no_test_orders_events_with_sleep() -> None:
+    users = _sleep_users()
+    assert not users, (
+        "these files call sleep; order concurrent steps with GatedStore gates and FakeClock "
+        f"instead: {users}"
+    )
+
+
+def test_readme_opens_with_the_two_commands_and_ci_runs_the_second() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)\n```", readme, flags=re.S)
+    assert blocks[:2] == [
+        "pip install . && dw demo",
+        "pip install '.[test]' && pytest -m \"not slow\" -n 2",
+    ]
+    first_prose = readme.split("```bash", 1)[0]
+    assert first_prose.strip() == "# dw-testing", "nothing may stand before the two commands"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert blocks[1] in ci.splitlines(), ".ci/run must run README command 2 verbatim"
