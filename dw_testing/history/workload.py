@@ -1,0 +1,153 @@
+"""Concurrent random workloads that record a history against a real store.
+
+Racers start together on a ``Barrier``. While threads race, the interpreter's switch
+interval is shortened so threads interleave inside store calls far more often; that widens
+the window in which a non-atomic store can be caught, without sleeping anywhere.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from dw_testing.history.events import Operation, OpName, load_jsonl
+from dw_testing.history.recorder import HistoryLog, HistoryRecorder
+from reference_engine.errors import StoreError
+
+Step = tuple[OpName, str, bytes | None]
+DEFAULT_KEYS: tuple[str, ...] = ("k0", "k1", "k2")
+_START_TIMEOUT = 30.0
+
+
+def plan(seed: int | str, process_id: str, count: int, keys: Sequence[str]) -> list[Step]:
+    """A racer's calls, fixed by ``seed``. Every written value is unique (or ``b""``)."""
+    rng = random.Random(f"{seed}/{process_id}")
+    steps: list[Step] = []
+    for i in range(count):
+        op: OpName = rng.choices(("put_if_absent", "get", "put", "delete"), (4, 4, 1, 1))[0]
+        value = None
+        if op in ("put", "put_if_absent"):
+            value = b"" if rng.random() < 0.05 else f"{process_id}:{i}".encode()
+        steps.append((op, rng.choice(keys), value))
+    return steps
+
+
+def execute(store: HistoryRecorder, steps: Sequence[Step]) -> None:
+    """Run ``steps``; a StoreError is already recorded as indeterminate, so carry on."""
+    for op, key, value in steps:
+        try:
+            if op == "put":
+                store.put(key, value or b"")
+            elif op == "put_if_absent":
+                store.put_if_absent(key, value or b"")
+            elif op == "get":
+                store.get(key)
+            else:
+                store.delete(key)
+        except StoreError:
+            continue
+
+
+@contextmanager
+def stressed_switching(interval: float = 1e-6) -> Iterator[None]:
+    """Switch threads every ``interval`` seconds while inside the block."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
+
+
+def run_threads(open_handle: Callable[[], Any], *, racers: int = 4, calls: int = 40,
+                keys: Sequence[str] = DEFAULT_KEYS, seed: int | str = 0) -> list[Operation]:
+    """``racers`` threads, each on its own handle, run their planned calls at once."""
+    log = HistoryLog()
+    handles = [open_handle() for _ in range(racers)]
+    barrier = threading.Barrier(racers)
+    failures: list[BaseException] = []
+
+    def racer(index: int) -> None:
+        recorder = HistoryRecorder(handles[index], process_id=f"t{index}", log=log)
+        steps = plan(seed, recorder.process_id, calls, keys)
+        try:
+            barrier.wait(_START_TIMEOUT)
+            execute(recorder, steps)
+        except BaseException as exc:  # surfaced in the calling thread below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=racer, args=(i,), name=f"dw-racer-{i}")
+               for i in range(racers)]
+    try:
+        with stressed_switching():
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        for handle in handles:
+            close = getattr(handle, "close", None)
+            if callable(close):
+                close()
+    if failures:
+        raise failures[0]
+    return log.operations()
+
+
+def child_main(uri: str, prefix: str, process_id: str, steps: Sequence[Step], out: str,
+               barrier: Any) -> None:
+    """Entry point of one racing process: open a handle, wait for the others, record."""
+    from dw_testing.prefixed import PrefixedStore
+    from reference_engine.stores.registry import open_store
+
+    store = PrefixedStore(open_store(uri), prefix)
+    log = HistoryLog()
+    recorder = HistoryRecorder(store, process_id=process_id, log=log)
+    barrier.wait(_START_TIMEOUT)
+    try:
+        execute(recorder, steps)
+    finally:
+        log.dump(Path(out))
+        recorder.close()
+
+
+def run_processes(uri: str, prefix: str, workdir: Path, *, racers: int = 3, calls: int = 40,
+                  keys: Sequence[str] = DEFAULT_KEYS, seed: int | str = 0,
+                  timeout: float = 60.0) -> list[Operation]:
+    """``racers`` spawned processes race on ``PrefixedStore(open_store(uri), prefix)``.
+
+    Each child writes its history as JSON lines into ``workdir``; the merged history is
+    returned. Stamps are ``time.monotonic_ns``, one clock for the whole host on Linux.
+    """
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(racers)
+    outputs = [workdir / f"history-c{i}.jsonl" for i in range(racers)]
+    children = [
+        context.Process(target=child_main, name=f"dw-racer-c{i}",
+                        args=(uri, prefix, f"c{i}", plan(seed, f"c{i}", calls, keys),
+                              str(outputs[i]), barrier))
+        for i in range(racers)
+    ]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(timeout)
+    stuck = [c.name for c in children if c.is_alive()]
+    for child in children:
+        if child.is_alive():
+            child.terminate()
+            child.join()
+    if stuck:
+        raise TimeoutError(f"racing processes {', '.join(stuck)} did not finish in {timeout}s; "
+                           "a store call is hanging")
+    failed = [f"{c.name} (exit {c.exitcode})" for c in children if c.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"racing processes failed: {', '.join(failed)}; their stderr "
+                           "shows the exception")
+    return load_jsonl(*outputs)
