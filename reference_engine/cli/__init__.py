@@ -1,0 +1,1 @@
+"""The ``dw`` command line. ``main.py`` holds the group; one module per family of commands."""

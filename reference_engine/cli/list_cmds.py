@@ -1,0 +1,81 @@
+"""``dw waits|runs|show|sweep``: look at what is in the store."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+from reference_engine.cli.options import common_options
+from reference_engine.cli.output import as_mapping, emit_json, say, table
+from reference_engine.cli.session import engine_session
+from reference_engine.cli.views import render_record
+
+
+@click.command()
+@common_options
+def waits(store_uri: str, as_json: bool) -> None:
+    """List open waits by deadline, each with its next command (also times out and sweeps)."""
+    with engine_session(store_uri) as engine:
+        found = [dict(as_mapping(w)) for w in engine.open_waits()]
+    if as_json:
+        emit_json({"waits": found})
+        return
+    if not found:
+        say("no open waits")
+        return
+    rows = [(w.get("waitId"), w.get("runId"), w.get("workflow"), w.get("step"),
+             w.get("deadline"), "expired" if w.get("expired") else "open") for w in found]
+    table("open waits", ["waitId", "runId", "workflow", "step", "deadline", "state"], rows,
+          id_columns=["waitId", "runId"])
+    for w in found:
+        command = w.get("nextCommand")
+        if isinstance(command, str) and command:
+            say(f"  {command}")
+
+
+@click.command()
+@common_options
+def runs(store_uri: str, as_json: bool) -> None:
+    """List runs with their status."""
+    with engine_session(store_uri) as engine:
+        found = [dict(as_mapping(r)) for r in engine.runs()]
+    if as_json:
+        emit_json({"runs": found})
+        return
+    if not found:
+        say("no runs; start one with: dw run FILE  (or try: dw demo)")
+        return
+    rows = [(r.get("runId"), r.get("workflow"), r.get("status"), r.get("updatedAt"))
+            for r in found]
+    table("runs", ["runId", "workflow", "status", "updated"], rows, id_columns=["runId"])
+
+
+@click.command()
+@click.argument("run_id")
+@common_options
+def show(run_id: str, store_uri: str, as_json: bool) -> None:
+    """Show RUN_ID: its status, each step's status, output and error, and its journal."""
+    with engine_session(store_uri) as engine:
+        record: Mapping[str, Any] = as_mapping(engine.show(run_id))
+    if as_json:
+        emit_json(record)
+    else:
+        render_record(record)
+
+
+@click.command()
+@common_options
+def sweep(store_uri: str, as_json: bool) -> None:
+    """Remove records of ended or deleted runs whose deadline passed over 24 h ago."""
+    with engine_session(store_uri) as engine:
+        counts: Mapping[str, Any] = as_mapping(engine.sweep())
+    if as_json:
+        emit_json(dict(counts))
+        return
+    summary = ", ".join(f"{name}: {value}" for name, value in counts.items()) or "nothing"
+    say(f"swept {summary}")
+
+
+COMMANDS = (waits, runs, show, sweep)

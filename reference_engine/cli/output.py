@@ -1,0 +1,71 @@
+"""Where output goes: results on stdout (JSON or readable text), progress and notes on stderr."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+JSON_KEY = "dw.json"
+COMMAND_KEY = "dw.command"
+
+
+def stdout_console() -> Console:
+    # Created per call so click's CliRunner (which swaps sys.stdout) sees the output.
+    # markup=False: names and messages come from users and must print literally.
+    return Console(markup=False, highlight=False, soft_wrap=False)
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True, markup=False, highlight=False)
+
+
+def emit_json(value: Any) -> None:
+    """Machine output: one JSON document on stdout."""
+    click.echo(json.dumps(value, indent=2))
+
+
+def say(text: str) -> None:
+    """One line of readable output on stdout, never wrapped (ids must stay copyable)."""
+    stdout_console().print(text, soft_wrap=True)
+
+
+def note(text: str) -> None:
+    """Progress or a hint, on stderr so stdout stays clean for pipes."""
+    stderr_console().print(text, soft_wrap=True)
+
+
+def progress(text: str) -> None:
+    """The engine's progress callback."""
+    stderr_console().print(f"  - {text}", soft_wrap=True, style="dim")
+
+
+def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+          *, id_columns: Sequence[str] = ()) -> None:
+    """A rich table on stdout. Id columns never wrap, so they can be copied."""
+    grid = Table(title=title, title_justify="left", show_lines=False)
+    for name in columns:
+        if name in id_columns:
+            grid.add_column(name, no_wrap=True, min_width=36, overflow="fold")
+        else:
+            grid.add_column(name)
+    for row in rows:
+        grid.add_row(*("" if cell is None else str(cell) for cell in row))
+    stdout_console().print(grid)
+
+
+def to_plain(value: Any) -> Any:
+    """A view object's JSON form: ``to_json()`` when it has one, else the value itself."""
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    return value
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    plain = to_plain(value)
+    return plain if isinstance(plain, Mapping) else {}

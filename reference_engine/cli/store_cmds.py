@@ -1,0 +1,121 @@
+"""``dw store ls|cat|put|create|rm``: raw access to a ControlPlaneStore, for inspection."""
+
+from __future__ import annotations
+
+import base64
+import sys
+
+import click
+
+from reference_engine.cli.failures import EXIT_FAILED, fail
+from reference_engine.cli.options import common_options, opened_store
+from reference_engine.cli.output import emit_json, say
+from reference_engine.stores.contract import supports_create
+from reference_engine.stores.keys import validate_key, validate_prefix
+
+
+@click.group()
+def store() -> None:
+    """Read and write raw records of a store (ls, cat, put, create, rm)."""
+
+
+@store.command("ls")
+@click.argument("prefix", required=False, default="")
+@common_options
+def ls_(prefix: str, store_uri: str, as_json: bool) -> None:
+    """List the keys under PREFIX (whole segments; all keys when omitted)."""
+    normalised = validate_prefix(prefix)
+    with opened_store(store_uri) as handle:
+        keys = handle.list(normalised)
+    if as_json:
+        emit_json({"prefix": normalised, "keys": keys})
+        return
+    for key in keys:
+        say(key)
+
+
+@store.command("cat")
+@click.argument("key")
+@common_options
+def cat(key: str, store_uri: str, as_json: bool) -> None:
+    """Write the record at KEY to stdout, byte for byte."""
+    validate_key(key, op="get")
+    with opened_store(store_uri) as handle:
+        data = handle.get(key)
+    if data is None:
+        fail(f"no record at {key}; list what exists with: dw store ls", json_mode=as_json,
+             command="dw store cat", kind="not_found")
+        return
+    if as_json:
+        try:
+            emit_json({"key": key, "encoding": "utf-8", "data": data.decode("utf-8")})
+        except UnicodeDecodeError:
+            emit_json({"key": key, "encoding": "base64",
+                       "data": base64.b64encode(data).decode("ascii")})
+        return
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _payload_bytes(data: str | None) -> bytes:
+    if data is not None:
+        return data.encode("utf-8", errors="surrogateescape")
+    return sys.stdin.buffer.read()
+
+
+@store.command("put")
+@click.argument("key")
+@click.option("--data", metavar="TEXT", default=None,
+              help="The record's content (UTF-8); read from stdin when omitted.")
+@common_options
+def put(key: str, data: str | None, store_uri: str, as_json: bool) -> None:
+    """Create or replace the record at KEY."""
+    validate_key(key, op="put")
+    payload = _payload_bytes(data)
+    with opened_store(store_uri) as handle:
+        handle.put(key, payload)
+    if as_json:
+        emit_json({"key": key, "bytes": len(payload)})
+    else:
+        say(f"wrote {len(payload)} bytes to {key}")
+
+
+@store.command("create")
+@click.argument("key")
+@click.option("--data", metavar="TEXT", default=None,
+              help="The record's content (UTF-8); read from stdin when omitted.")
+@common_options
+def create(key: str, data: str | None, store_uri: str, as_json: bool) -> None:
+    """Create KEY only if absent (put_if_absent): exit 0 if this call won, 1 if it existed."""
+    validate_key(key, op="put_if_absent")
+    payload = _payload_bytes(data)
+    with opened_store(store_uri) as handle:
+        if not supports_create(handle):
+            fail("this store has no put_if_absent, so it cannot create write-once records; "
+                 "use dw store put, or a store that supports create", json_mode=as_json,
+                 command="dw store create", kind="unsupported")
+            return
+        created = bool(handle.put_if_absent(key, payload))  # type: ignore[attr-defined]
+    if as_json:
+        emit_json({"key": key, "created": created})
+    elif created:
+        say(f"created {key}")
+    else:
+        say(f"{key} already exists; nothing written")
+    if not created:
+        raise click.exceptions.Exit(EXIT_FAILED)
+
+
+@store.command("rm")
+@click.argument("key")
+@common_options
+def rm(key: str, store_uri: str, as_json: bool) -> None:
+    """Delete the record at KEY (a missing key is no error)."""
+    validate_key(key, op="delete")
+    with opened_store(store_uri) as handle:
+        handle.delete(key)
+    if as_json:
+        emit_json({"key": key, "deleted": True})
+    else:
+        say(f"deleted {key}")
