@@ -87,7 +87,7 @@ class InjectedFault:
     key: str | None = None
     hit: bool = False
     hit_key: str | None = None
-    _claimed: bool = False  # taken by a call in flight (false-to-winner may hand it back)
+    _claimed: bool = False  # taken by a call in flight
 
     def matches(self, op: str, key: str) -> bool:
         return (op == self.op and not self.hit and not self._claimed
@@ -266,8 +266,8 @@ class FaultyStore:
                 raise SimulatedCrash(f"simulated crash before {op}({call.key!r}) reached "
                                      "the store")
             fault = next((f for f in self.faults if f.matches(op, call.key)), None)
-            if fault is not None:
-                fault._claimed = True
+            if fault is not None and fault.fault != "false-to-winner":
+                fault._claimed = True  # one call per fault; false-to-winner is shared
         try:
             result = self._apply(fault, call, run)
         except Exception as exc:
@@ -302,16 +302,13 @@ class FaultyStore:
             return run()
         kind = fault.fault
         if kind == "false-to-winner":
-            try:
-                result = run()
-            finally:
-                with self._lock:
-                    fault._claimed = False
-            won = result is True
-            if won:
-                with self._lock:
+            result = run()
+            with self._lock:
+                # Concurrent creates may all hold this fault; only the first winner takes it.
+                hide = result is True and not fault.hit
+                if hide:
                     self._mark_hit(fault, call)
-            return False if won else result  # type: ignore[return-value]  # bool op only
+            return False if hide else result  # type: ignore[return-value]  # bool op only
         with self._lock:
             self._mark_hit(fault, call)
         where = f"{call.op}({call.key!r})"
