@@ -1,0 +1,34 @@
+"""Workflows: the model, the loader, the expression language and ``${{ }}`` templates.
+
+Import from the submodules (``reference_engine.workflows.loader`` and friends). The
+names below are also reachable here, imported lazily so that ``schema_subset`` (which
+needs ``WorkflowError``) never meets a half-initialised package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from reference_engine.workflows.errors import WorkflowError
+from reference_engine.workflows.model import Job, Step, WaitSpec, Workflow
+
+_LAZY = {
+    "load_workflow": "reference_engine.workflows.loader",
+    "parse_workflow": "reference_engine.workflows.loader",
+    "with_inputs": "reference_engine.workflows.loader",
+    "ExpressionError": "reference_engine.workflows.expressions",
+    "compile_expression": "reference_engine.workflows.expressions",
+    "evaluate": "reference_engine.workflows.expressions",
+    "evaluate_condition": "reference_engine.workflows.expressions",
+    "interpolate": "reference_engine.workflows.interpolate",
+}
+
+__all__ = ["Job", "Step", "WaitSpec", "Workflow", "WorkflowError", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

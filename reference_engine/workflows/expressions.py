@@ -1,0 +1,402 @@
+"""The small, safe expression language of ``when:``, ``for_each:`` and ``${{ }}``.
+
+A hand-written tokenizer and recursive-descent parser; nothing is ever handed to
+Python's ``eval``. The grammar, loosest binding first::
+
+    expr    := and ('or' and)*
+    and     := not ('and' not)*
+    not     := 'not' not | compare
+    compare := primary (('==' | '!=') primary)?      # no chaining: a == b == c is refused
+    primary := literal | '(' expr ')' | call | path
+    literal := 'text' | "text" | number | true | false | null
+    call    := ('failed' | 'succeeded') '(' 'job-name' ')'
+    path    := root ('.' name | '[' 'text' ']' | '[' integer ']')*
+    root    := 'inputs' | 'steps' | 'jobs' | 'item'
+
+``item`` is the current element inside a step with ``for_each`` (the loader refuses
+it anywhere else); the executor puts it in the context as ``"item"``.
+
+Names are ``[A-Za-z_][A-Za-z0-9_-]*`` (there is no minus operator, so ``-`` is safe).
+A ``for_each`` iteration is reached with a subscript: ``steps['notify[0]'].outputs``.
+
+Evaluation never raises for data: a path that is missing, or that walks into a value
+of the wrong kind (a name on a list, an index out of range), is ``null``. ``and``,
+``or`` and ``not`` use JSON truthiness (``null``, ``false``, ``0``, ``""``, ``[]`` and
+``{}`` are false) and return booleans. ``==`` is JSON equality: ``true != 1``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from reference_engine.workflows.errors import WorkflowError
+
+MAX_EXPRESSION_CHARS = 2000
+MAX_NESTING = 40
+ROOTS = ("inputs", "steps", "jobs", "item")
+FUNCTIONS = ("failed", "succeeded")
+_KEYWORDS = {"and", "or", "not", "true", "false", "null"}
+_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t"}
+
+
+class ExpressionError(WorkflowError):
+    """An expression does not parse. The message names the position and what to write."""
+
+
+Node = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A compiled expression and what it reads, so the loader can check references."""
+
+    text: str
+    node: Node = field(repr=False)
+    inputs: frozenset[str] = frozenset()  # names read as inputs.<name>
+    steps: frozenset[str] = frozenset()  # names read as steps.<name> (may be 's[0]')
+    jobs: frozenset[str] = frozenset()  # jobs read by failed()/succeeded()/jobs.<name>
+    uses_item: bool = False  # reads ``item`` (only valid inside a for_each step)
+
+
+# ---------------------------------------------------------------------------- tokens
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: str  # ident, string, number, op, end
+    value: Any
+    pos: int
+
+
+def _is_name_start(ch: str) -> bool:
+    return ch.isascii() and (ch.isalpha() or ch == "_")
+
+
+def _is_name_char(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch in "_-")
+
+
+def _tokenize(text: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in " \t\r\n":
+            i += 1
+        elif text.startswith(("==", "!="), i):
+            tokens.append(_Token("op", text[i:i + 2], i))
+            i += 2
+        elif ch in "().[]":
+            tokens.append(_Token("op", ch, i))
+            i += 1
+        elif ch in "'\"":
+            start = i
+            text_value, i = _read_string(text, i)
+            tokens.append(_Token("string", text_value, start))
+        elif ch.isascii() and (ch.isdigit() or (ch == "-" and i + 1 < n and text[i + 1].isdigit())):
+            start = i
+            number, i = _read_number(text, i)
+            tokens.append(_Token("number", number, start))
+        elif _is_name_start(ch):
+            start = i
+            while i < n and _is_name_char(text[i]):
+                i += 1
+            tokens.append(_Token("ident", text[start:i], start))
+        else:
+            raise ExpressionError(
+                f"unexpected character at position {i + 1}; expressions use names, quoted "
+                "text, numbers, ==, !=, and, or, not and parentheses")
+    tokens.append(_Token("end", None, n))
+    return tokens
+
+
+def _read_string(text: str, start: int) -> tuple[str, int]:
+    quote, i = text[start], start + 1
+    out: list[str] = []
+    while i < len(text):
+        ch = text[i]
+        if ch == quote:
+            return "".join(out), i + 1
+        if ch == "\\":
+            nxt = text[i + 1] if i + 1 < len(text) else ""
+            if nxt not in _ESCAPES:
+                raise ExpressionError(
+                    f"unknown escape in the text starting at position {start + 1}; "
+                    "use \\\\, \\', \\\", \\n or \\t")
+            out.append(_ESCAPES[nxt])
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    raise ExpressionError(f"the text starting at position {start + 1} is never closed; "
+                          f"end it with {quote}")
+
+
+def _read_number(text: str, start: int) -> tuple[int | float, int]:
+    i = start + 1
+    while i < len(text) and (text[i].isascii() and (text[i].isalnum() or text[i] in ".+-")):
+        # a number runs to the next separator; 1e+5 needs the sign, the rest is checked below
+        if text[i] in "+-" and text[i - 1] not in "eE":
+            break
+        i += 1
+    raw = text[start:i]
+    try:
+        value: int | float = int(raw) if raw.lstrip("-").isdigit() else float(raw)
+    except ValueError:
+        value = math.nan
+    if len(raw) > 40 or (isinstance(value, float) and not math.isfinite(value)):
+        raise ExpressionError(f"the number at position {start + 1} is not a plain finite "
+                              "number; write e.g. 3, -2 or 0.5")
+    return value, i
+
+
+# ---------------------------------------------------------------------------- parser
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.tokens = _tokenize(text)
+        self.at = 0
+        self.depth = 0
+        self.inputs: set[str] = set()
+        self.steps: set[str] = set()
+        self.jobs: set[str] = set()
+        self.uses_item = False
+
+    @property
+    def tok(self) -> _Token:
+        return self.tokens[self.at]
+
+    def take(self) -> _Token:
+        tok = self.tokens[self.at]
+        self.at += 1
+        return tok
+
+    def is_op(self, op: str) -> bool:
+        return self.tok.kind == "op" and self.tok.value == op
+
+    def is_word(self, word: str) -> bool:
+        return self.tok.kind == "ident" and self.tok.value == word
+
+    def expect_op(self, op: str, what: str) -> None:
+        if not self.is_op(op):
+            raise self.error(f"expected '{op}' {what}")
+        self.take()
+
+    def error(self, what: str) -> ExpressionError:
+        tok = self.tok
+        found = "the end" if tok.kind == "end" else f"position {tok.pos + 1}"
+        return ExpressionError(f"{what} at {found}")
+
+    def parse(self) -> Node:
+        node = self.parse_or()
+        if self.tok.kind != "end":
+            raise self.error("unexpected extra input (join conditions with 'and' or 'or')")
+        return node
+
+    def nested(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(f"the expression nests deeper than {MAX_NESTING} levels")
+
+    def parse_or(self) -> Node:
+        self.nested()
+        node = self.parse_and()
+        while self.is_word("or"):
+            self.take()
+            node = ("or", node, self.parse_and())
+        self.depth -= 1
+        return node
+
+    def parse_and(self) -> Node:
+        node = self.parse_not()
+        while self.is_word("and"):
+            self.take()
+            node = ("and", node, self.parse_not())
+        return node
+
+    def parse_not(self) -> Node:
+        if self.is_word("not"):
+            self.take()
+            self.nested()
+            inner = self.parse_not()
+            self.depth -= 1
+            return ("not", inner)
+        return self.parse_compare()
+
+    def parse_compare(self) -> Node:
+        left = self.parse_primary()
+        if self.is_op("==") or self.is_op("!="):
+            op = "eq" if self.take().value == "==" else "ne"
+            right = self.parse_primary()
+            if self.is_op("==") or self.is_op("!="):
+                raise self.error("comparisons do not chain; use 'and' between them")
+            return (op, left, right)
+        return left
+
+    def parse_primary(self) -> Node:
+        tok = self.tok
+        if tok.kind in ("string", "number"):
+            self.take()
+            return ("lit", tok.value)
+        if self.is_op("("):
+            self.take()
+            node = self.parse_or()
+            self.expect_op(")", "to close the parenthesis")
+            return node
+        if tok.kind == "ident":
+            word = tok.value
+            if word in ("true", "false", "null"):
+                self.take()
+                return ("lit", {"true": True, "false": False, "null": None}[word])
+            if word in FUNCTIONS:
+                return self.parse_call()
+            if word in ROOTS:
+                return self.parse_path()
+            if word in _KEYWORDS:
+                raise self.error(f"'{word}' needs a value on its left")
+            raise self.error(
+                f"unknown name '{word[:40]}'; a path starts with inputs, steps, jobs or item, "
+                "and the functions are failed('job') and succeeded('job')")
+        if tok.kind == "end":
+            raise self.error("expected a value")
+        raise self.error(f"unexpected '{tok.value}'")
+
+    def parse_call(self) -> Node:
+        name = self.take().value
+        self.expect_op("(", f"after {name}")
+        if self.tok.kind != "string":
+            raise self.error(f"{name}() takes one job name in quotes, like {name}('build')")
+        job = self.take().value
+        self.expect_op(")", f"to close {name}(...)")
+        self.jobs.add(job)
+        return ("call", name, job)
+
+    def parse_path(self) -> Node:
+        root = self.take().value
+        segments: list[str | int] = []
+        while True:
+            if self.is_op("."):
+                self.take()
+                if self.tok.kind != "ident":
+                    raise self.error("expected a name after '.'")
+                segments.append(self.take().value)
+            elif self.is_op("["):
+                self.take()
+                tok = self.tok
+                if tok.kind == "string" or (tok.kind == "number" and isinstance(tok.value, int)
+                                            and tok.value >= 0):
+                    segments.append(self.take().value)
+                else:
+                    raise self.error("a subscript takes quoted text or a whole number, like "
+                                     "['name[0]'] or [0]")
+                self.expect_op("]", "to close the subscript")
+            else:
+                break
+        if root == "item":
+            self.uses_item = True
+        elif segments and isinstance(segments[0], str):
+            {"inputs": self.inputs, "steps": self.steps, "jobs": self.jobs}[root].add(segments[0])
+        return ("path", root, tuple(segments))
+
+
+def compile_expression(text: str) -> Expression:
+    """Parse ``text`` or raise :class:`ExpressionError` (used by the loader at load time)."""
+    if not isinstance(text, str):
+        raise ExpressionError(f"an expression must be text, got {type(text).__name__}; "
+                              "quote it in the YAML")
+    return _compile(text)
+
+
+@lru_cache(maxsize=512)
+def _compile(text: str) -> Expression:
+    if not text.strip():
+        raise ExpressionError("the expression is empty; write a condition such as "
+                              "\"inputs.env == 'prod'\"")
+    if len(text) > MAX_EXPRESSION_CHARS:
+        raise ExpressionError(f"the expression is over {MAX_EXPRESSION_CHARS} characters; "
+                              "shorten it")
+    parser = _Parser(text)
+    node = parser.parse()
+    return Expression(text, node, frozenset(parser.inputs), frozenset(parser.steps),
+                      frozenset(parser.jobs), parser.uses_item)
+
+
+# ---------------------------------------------------------------------------- evaluation
+
+
+def evaluate(expr: str | Expression, context: Mapping[str, Any]) -> Any:
+    """The value of ``expr`` in ``context``: ``{inputs, steps, jobs, item}``, any may be absent.
+
+    Raises :class:`ExpressionError` only when ``expr`` does not parse.
+    """
+    compiled = expr if isinstance(expr, Expression) else compile_expression(expr)
+    return _eval(compiled.node, context if isinstance(context, Mapping) else {})
+
+
+def evaluate_condition(expr: str | Expression, context: Mapping[str, Any]) -> bool:
+    """``evaluate`` then JSON truthiness: the answer a ``when:`` needs."""
+    return truthy(evaluate(expr, context))
+
+
+def truthy(value: Any) -> bool:
+    """JSON truthiness: null, false, 0, "", [] and {} are false; the text "false" is true."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, (int, float)):
+        return value != 0
+    if isinstance(value, (str, list, tuple, Mapping)):
+        return len(value) > 0
+    return True
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON sees it: booleans are not numbers, 1 == 1.0, containers by content."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    return bool(a == b)
+
+
+def _eval(node: Node, context: Mapping[str, Any]) -> Any:
+    kind = node[0]
+    if kind == "lit":
+        return node[1]
+    if kind == "path":
+        return _walk(context.get(node[1]), node[2])
+    if kind == "call":
+        jobs = context.get("jobs")
+        status = jobs.get(node[2]) if isinstance(jobs, Mapping) else None
+        return status == ("failed" if node[1] == "failed" else "succeeded")
+    if kind == "not":
+        return not truthy(_eval(node[1], context))
+    if kind == "and":
+        return truthy(_eval(node[1], context)) and truthy(_eval(node[2], context))
+    if kind == "or":
+        return truthy(_eval(node[1], context)) or truthy(_eval(node[2], context))
+    equal = json_equal(_eval(node[1], context), _eval(node[2], context))
+    return equal if kind == "eq" else not equal
+
+
+def _walk(value: Any, segments: tuple[str | int, ...]) -> Any:
+    for segment in segments:
+        if isinstance(segment, str) and isinstance(value, Mapping):
+            value = value.get(segment)
+        elif isinstance(segment, int) and isinstance(value, (list, tuple)):
+            value = value[segment] if segment < len(value) else None
+        else:
+            return None
+    return value

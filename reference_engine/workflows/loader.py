@@ -1,0 +1,443 @@
+"""Load and check a workflow file (SPEC §4.1). Every refusal is one ``WorkflowError``.
+
+Decisions a user can rely on:
+- Names: the workflow name is one key segment ``[A-Za-z0-9_][A-Za-z0-9_.-]*``; job,
+  step and input names are ``[A-Za-z_][A-Za-z0-9_-]*`` (so expressions can name them,
+  and ``[``, ``]``, ``/`` never appear: ``s[0]`` is the executor's iteration name).
+  All names are at most 100 characters.
+- Step names are unique across the whole workflow.
+- ``inputs`` holds defaults (any JSON). :func:`with_inputs` applies ``--input k=v``
+  overrides; an override for an undeclared input is refused.
+- ``when:``, ``for_each:`` expressions and ``${{ }}`` templates (in log, fail and shell)
+  are parsed at load time. They may read declared inputs, the steps of jobs this job
+  depends on (directly or transitively), earlier steps of the same job (not in
+  ``when:``), ``failed()``/``succeeded()`` of those jobs, and ``item`` inside a
+  ``for_each`` step. Anything else is refused, because it could only ever read null.
+- ``wait_for_signal: {timeout, schema}``: timeout is 1..31536000 seconds; schema is
+  optional (absent: any JSON is accepted) and must stay inside the subset.
+- ``Workflow.source`` is the validated plain-JSON mapping, as written; feeding it
+  back to :func:`parse_workflow` rebuilds an equal Workflow.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from reference_engine.schema_subset import check_schema
+from reference_engine.stores.keys import key_problem
+from reference_engine.workflows.errors import WorkflowError
+from reference_engine.workflows.expressions import Expression, compile_expression
+from reference_engine.workflows.interpolate import template_expressions
+from reference_engine.workflows.model import STEP_KINDS, Job, Step, WaitSpec, Workflow
+
+__all__ = ["WorkflowError", "load_workflow", "parse_workflow", "with_inputs"]
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_VALUES = 100_000  # values walked in one workflow: stops alias bombs and giant files
+MAX_TIMEOUT = 31_536_000
+MAX_SLEEP = 31_536_000
+MAX_FOR_EACH_ITEMS = 1000  # the executor should apply the same cap to expression results
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,99}")
+WORKFLOW_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+PYTHON_TARGET_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+TOP_KEYS = ("name", "description", "inputs", "jobs")
+JOB_KEYS = ("steps", "depends_on", "when")
+STEP_OPTIONS = ("for_each", "allow_failure")
+WAIT_KEYS = ("timeout", "schema")
+TEMPLATED_KINDS = ("log", "fail", "shell")
+
+
+# ---------------------------------------------------------------------------- YAML
+
+
+class _DuplicateKey(yaml.constructor.ConstructorError):
+    def __init__(self, key: str, mark: yaml.Mark) -> None:
+        super().__init__(None, None, f"key {key} appears twice in one mapping", mark)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key written twice in one mapping (YAML would keep the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # '<<' merges are allowed to be overridden by explicit keys
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:  # unhashable: SafeLoader refuses it below with its own message
+                continue
+            if duplicate:
+                shown = repr(key) if len(repr(key)) <= 60 else repr(key)[:57] + "..."
+                raise _DuplicateKey(shown, key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_workflow(path: str | os.PathLike[str]) -> Workflow:
+    """Read, parse and check the YAML workflow at ``path``."""
+    origin = f"workflow file '{os.fspath(path)}'"
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise WorkflowError(f"{origin} does not exist; check the path") from None
+    except IsADirectoryError:
+        raise WorkflowError(f"{origin} is a directory; name a .yaml file") from None
+    except OSError as exc:
+        raise WorkflowError(f"{origin} cannot be read ({exc.strerror or 'I/O error'}); "
+                            "check its permissions") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise WorkflowError(f"{origin} is over {MAX_FILE_BYTES // 1024} KiB; split it up")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise WorkflowError(f"{origin} is not UTF-8 text; save it as UTF-8") from None
+    return parse_workflow(load_yaml(text, origin=origin), origin=origin)
+
+
+def load_yaml(text: str, *, origin: str = "workflow") -> Any:
+    """``yaml.safe_load`` with duplicate keys refused; every failure is a WorkflowError."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
+    except _DuplicateKey as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else "?"
+        raise WorkflowError(f"{origin}: {exc.problem} (line {line}); keep only one of "
+                            "them") from None
+    except yaml.MarkedYAMLError as exc:
+        where = (f" at line {exc.problem_mark.line + 1}, column {exc.problem_mark.column + 1}"
+                 if exc.problem_mark else "")
+        raise WorkflowError(f"{origin} is not valid YAML{where}: {exc.problem or exc.context}; "
+                            "fix the syntax there") from None
+    except yaml.YAMLError:
+        raise WorkflowError(f"{origin} is not valid YAML; fix the syntax") from None
+    except RecursionError:
+        raise WorkflowError(f"{origin} nests too deeply to read; flatten it") from None
+    except (ValueError, TypeError, OverflowError):
+        # e.g. a timestamp-looking scalar with month 13: PyYAML raises plain ValueError
+        raise WorkflowError(f"{origin} holds a value YAML cannot build (such as an "
+                            "impossible date); quote it as text") from None
+
+
+# ---------------------------------------------------------------------------- plain JSON
+
+
+def _plain_json(value: Any, origin: str) -> Any:
+    """A deep copy of ``value`` as plain JSON (dict/list/str/int/float/bool/None)."""
+    budget = [MAX_VALUES]
+
+    def copy(item: Any, where: str, depth: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0 or depth > 64:
+            raise WorkflowError(f"{origin} is too large or nests too deeply (over "
+                                f"{MAX_VALUES} values or 64 levels); simplify it")
+        if item is None or isinstance(item, (bool, int, str)):
+            return item
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise WorkflowError(f"{origin}: {where} holds NaN or infinity; write a finite "
+                                    "number")
+            return item
+        if isinstance(item, (list, tuple)):
+            return [copy(x, f"{where}[{i}]", depth + 1) for i, x in enumerate(item)]
+        if isinstance(item, Mapping):
+            out: dict[str, Any] = {}
+            for key, sub in item.items():
+                if not isinstance(key, str):
+                    raise WorkflowError(f"{origin}: {where} has a key that is "
+                                        f"{_kind(key)}, not text; quote the key")
+                out[key] = copy(sub, f"{where}.{key}", depth + 1)
+            return out
+        raise WorkflowError(f"{origin}: {where} holds {_kind(item)}, which is not plain JSON; "
+                            "quote it as text")
+
+    return copy(value, "the document", 0)
+
+
+def _kind(value: Any) -> str:
+    names = {type(None): "null", bool: "a boolean", int: "a number", float: "a number",
+             str: "text", list: "a list", dict: "a mapping"}
+    return names.get(type(value), f"a {type(value).__name__}")
+
+
+# ---------------------------------------------------------------------------- parsing
+
+
+class _Checker:
+    """Builds the Workflow from plain JSON, raising at the first problem."""
+
+    def __init__(self, source: Any, origin: str) -> None:
+        self.source = source
+        self.origin = origin
+        self.step_owner: dict[str, str] = {}  # step name -> job name
+
+    def fail(self, where: str, problem: str) -> WorkflowError:
+        return WorkflowError(f"{self.origin}: {where}: {problem}" if where
+                             else f"{self.origin}: {problem}")
+
+    def mapping(self, value: Any, where: str, what: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(where, f"{what} must be a mapping, got {_kind(value)}")
+        return value
+
+    def unknown_keys(self, mapping: Mapping[str, Any], allowed: tuple[str, ...], where: str,
+                     what: str) -> None:
+        for key in mapping:
+            if key not in allowed:
+                raise self.fail(where, f"unknown key '{key[:60]}' in {what}; use only "
+                                f"{', '.join(allowed)}")
+
+    def name(self, value: Any, where: str, what: str) -> str:
+        if not isinstance(value, str) or not NAME_RE.fullmatch(value):
+            raise self.fail(where, f"{what} must be a name of letters, digits, '_' and '-' "
+                            "that starts with a letter or '_' (at most 100 characters)")
+        return value
+
+    def build(self) -> Workflow:
+        top = self.mapping(self.source, "", "the workflow")
+        self.unknown_keys(top, TOP_KEYS, "", "the workflow")
+        name = top.get("name")
+        if not isinstance(name, str) or not WORKFLOW_NAME_RE.fullmatch(name) \
+                or key_problem(name) is not None:
+            raise self.fail("", "'name' must be one path segment of letters, digits, '_', "
+                            "'-' and '.' (at most 100 characters), like name: approval")
+        self.origin = f"{self.origin} (workflow '{name}')" if "file" in self.origin \
+            else f"workflow '{name}'"
+        if "description" in top and not isinstance(top["description"], str):
+            raise self.fail("description", "the description must be text")
+        inputs = self.mapping(top.get("inputs", {}), "inputs",
+                              "'inputs' (input name -> default)")
+        for key in inputs:
+            self.name(key, f"input '{key[:60]}'", "an input name")
+        jobs_raw = top.get("jobs")
+        if not isinstance(jobs_raw, dict) or not jobs_raw:
+            raise self.fail("jobs", "'jobs' must be a non-empty mapping of job name -> job")
+        jobs = {self.name(job_name, f"job '{job_name[:60]}'", "a job name"):
+                self.job(job_name, raw) for job_name, raw in jobs_raw.items()}
+        workflow = Workflow(name=name, inputs=inputs, jobs=jobs, source=self.source)
+        self.check_graph(workflow)
+        self.check_references(workflow)
+        return workflow
+
+    def job(self, job_name: str, raw: Any) -> Job:
+        where = f"job '{job_name}'"
+        job = self.mapping(raw, where, "a job")
+        self.unknown_keys(job, JOB_KEYS, where, "a job")
+        steps_raw = job.get("steps")
+        if not isinstance(steps_raw, list) or not steps_raw:
+            raise self.fail(where, "'steps' must be a non-empty list of steps")
+        depends = job.get("depends_on", [])
+        if isinstance(depends, str):
+            depends = [depends]
+        if not isinstance(depends, list) or not all(isinstance(d, str) for d in depends):
+            raise self.fail(where, "'depends_on' must be a list of job names")
+        if len(set(depends)) != len(depends):
+            raise self.fail(where, "'depends_on' names a job twice; list each job once")
+        when = job.get("when")
+        if when is not None:
+            if not isinstance(when, str):
+                raise self.fail(where, f"'when' must be an expression in quotes, got "
+                                f"{_kind(when)}; write e.g. when: \"inputs.env == 'prod'\"")
+            self.expression(when, f"{where} 'when'")
+        steps = tuple(self.step(job_name, i, s) for i, s in enumerate(steps_raw))
+        return Job(name=job_name, steps=steps, depends_on=tuple(depends), when=when)
+
+    def expression(self, text: str, where: str) -> Expression:
+        try:
+            return compile_expression(text)
+        except WorkflowError as exc:
+            raise self.fail(where, f"the expression does not parse: {exc}") from None
+
+    def step(self, job_name: str, index: int, raw: Any) -> Step:
+        where = f"job '{job_name}', step {index + 1}"
+        step = self.mapping(raw, where, "a step")
+        name = step.get("name")
+        if name is None:
+            raise self.fail(where, "the step has no 'name'; add name: <unique-step-name>")
+        self.name(name, where, "the step name")
+        where = f"job '{job_name}', step '{name}'"
+        if name in self.step_owner:
+            other = self.step_owner[name]
+            raise self.fail(where, f"the step name is already used in job '{other}'; step "
+                            "names must be unique across the workflow, so rename one")
+        self.step_owner[name] = job_name
+        kinds = [k for k in step if k in STEP_KINDS]
+        for key in step:
+            if key != "name" and key not in STEP_KINDS and key not in STEP_OPTIONS:
+                raise self.fail(where, f"unknown step kind or key '{key[:60]}'; a step has one "
+                                f"of {', '.join(STEP_KINDS)}, plus optional "
+                                f"{', '.join(STEP_OPTIONS)}")
+        if len(kinds) != 1:
+            raise self.fail(where, f"a step needs exactly one kind key of "
+                            f"{', '.join(STEP_KINDS)}, found {len(kinds)}")
+        kind = kinds[0]
+        value = self.step_value(kind, step[kind], where)
+        for_each = step.get("for_each")
+        if for_each is not None:
+            if isinstance(for_each, str):
+                self.expression(for_each, f"{where} 'for_each'")
+            elif isinstance(for_each, list):
+                if len(for_each) > MAX_FOR_EACH_ITEMS:
+                    raise self.fail(where, f"'for_each' has over {MAX_FOR_EACH_ITEMS} items; "
+                                    "split the work")
+            else:
+                raise self.fail(where, "'for_each' takes a list or an expression in quotes")
+        allow_failure = step.get("allow_failure", False)
+        if not isinstance(allow_failure, bool):
+            raise self.fail(where, "'allow_failure' takes true or false")
+        return Step(name=name, kind=kind, value=value, for_each=for_each,
+                    allow_failure=allow_failure)
+
+    def step_value(self, kind: str, value: Any, where: str) -> Any:
+        if kind in ("log", "fail", "shell"):
+            if not isinstance(value, str):
+                raise self.fail(where, f"'{kind}' takes text, got {_kind(value)}; quote it")
+            if kind == "shell" and not value.strip():
+                raise self.fail(where, "'shell' needs a command")
+            try:
+                template_expressions(value)
+            except WorkflowError as exc:
+                raise self.fail(where, f"a ${{{{ }}}} template in '{kind}' is broken: "
+                                f"{exc}") from None
+            return value
+        if kind == "sleep":
+            return float(self.seconds(value, where, "sleep", 0, MAX_SLEEP))
+        if kind == "python":
+            if not isinstance(value, str) or not PYTHON_TARGET_RE.fullmatch(value):
+                raise self.fail(where, "'python' takes 'module:function', like "
+                                "python: mypkg.tasks:build")
+            return value
+        return self.wait(value, where)
+
+    def seconds(self, value: Any, where: str, what: str, low: int, high: int) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not low <= value <= high:
+            raise self.fail(where, f"'{what}' takes a number of seconds from {low} to {high}")
+        return float(value)
+
+    def wait(self, value: Any, where: str) -> WaitSpec:
+        spec = self.mapping(value, where, "'wait_for_signal' ({timeout, schema})")
+        self.unknown_keys(spec, WAIT_KEYS, where, "wait_for_signal")
+        if "timeout" not in spec:
+            raise self.fail(where, "'wait_for_signal' needs a timeout in seconds, like "
+                            "timeout: 3600")
+        timeout = self.seconds(spec["timeout"], where, "timeout", 1, MAX_TIMEOUT)
+        schema = spec.get("schema", {})
+        check_schema(schema, where=f"{self.origin}: {where}: schema")
+        return WaitSpec(timeout=timeout, schema=schema)
+
+    # -- whole-workflow checks
+
+    def check_graph(self, workflow: Workflow) -> None:
+        for job in workflow.jobs.values():
+            for dep in job.depends_on:
+                if dep == job.name:
+                    raise self.fail(f"job '{job.name}'", "it depends on itself; remove it from "
+                                    "its own depends_on")
+                if dep not in workflow.jobs:
+                    raise self.fail(f"job '{job.name}'", f"depends_on names job '{dep[:60]}', "
+                                    "which does not exist; fix the name")
+        state: dict[str, int] = {}  # 1 = on the path, 2 = done
+
+        def visit(name: str, path: list[str]) -> None:
+            state[name] = 1
+            for dep in workflow.jobs[name].depends_on:
+                if state.get(dep) == 1:
+                    cycle = [*path[path.index(dep):], dep]
+                    raise self.fail("jobs", f"depends_on forms a cycle "
+                                    f"({' -> '.join(cycle)}); break it")
+                if dep not in state:
+                    visit(dep, [*path, dep])
+            state[name] = 2
+
+        for name in workflow.jobs:
+            if name not in state:
+                visit(name, [name])
+
+    def ancestors(self, workflow: Workflow, name: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(workflow.jobs[name].depends_on)
+        while todo:
+            dep = todo.pop()
+            if dep not in seen:
+                seen.add(dep)
+                todo.extend(workflow.jobs[dep].depends_on)
+        return seen
+
+    def check_references(self, workflow: Workflow) -> None:
+        for job in workflow.jobs.values():
+            before = self.ancestors(workflow, job.name)
+            visible = {s.name for dep in before for s in workflow.jobs[dep].steps}
+            where = f"job '{job.name}'"
+            if job.when is not None:
+                self.refs(compile_expression(job.when), workflow, f"{where} 'when'", before,
+                          visible, in_for_each=False)
+            for step in job.steps:
+                here = f"{where}, step '{step.name}'"
+                exprs: list[tuple[str, Expression]] = []
+                if isinstance(step.for_each, str):
+                    exprs.append(("'for_each'", compile_expression(step.for_each)))
+                if step.kind in TEMPLATED_KINDS:
+                    exprs.extend((f"'{step.kind}'", e) for e in template_expressions(step.value))
+                for what, expr in exprs:
+                    self.refs(expr, workflow, f"{here} {what}", before, visible,
+                              in_for_each=step.for_each is not None and what != "'for_each'")
+                visible = visible | {step.name}
+
+    def refs(self, expr: Expression, workflow: Workflow, where: str, jobs: set[str],
+             steps: set[str], *, in_for_each: bool) -> None:
+        for name in sorted(expr.inputs):
+            if name not in workflow.inputs:
+                raise self.fail(where, f"it reads inputs.{name[:60]}, which the workflow does "
+                                "not declare; add it under inputs: with a default")
+        for name in sorted(expr.jobs):
+            if name not in workflow.jobs:
+                raise self.fail(where, f"it names job '{name[:60]}', which does not exist; "
+                                "fix the name")
+            if name not in jobs:
+                raise self.fail(where, f"it reads job '{name[:60]}', which this job does not "
+                                "depend on; add it to depends_on")
+        for name in sorted(expr.steps):
+            base = name.split("[", 1)[0]
+            if base not in self.step_owner:
+                raise self.fail(where, f"it reads step '{name[:60]}', which does not exist; "
+                                "fix the name")
+            if base not in steps:
+                raise self.fail(where, f"it reads step '{name[:60]}' of job "
+                                f"'{self.step_owner[base]}', which has not run by then; add "
+                                "that job to depends_on")
+        if expr.uses_item and not in_for_each:
+            raise self.fail(where, "it reads 'item', which exists only inside a step with "
+                            "for_each")
+
+
+def parse_workflow(mapping: Any, *, origin: str = "workflow") -> Workflow:
+    """Check ``mapping`` (parsed YAML, or a run's stored ``source``) and build the Workflow."""
+    source = _plain_json(mapping, origin)
+    return _Checker(source, origin).build()
+
+
+def with_inputs(workflow: Workflow, overrides: Mapping[str, Any] | None) -> Workflow:
+    """``workflow`` with input defaults replaced (``dw run --input k=v``); values stay as given.
+
+    An override for an input the workflow does not declare is refused, naming the
+    declared ones. The returned Workflow's ``source`` carries the effective inputs.
+    """
+    if not overrides:
+        return workflow
+    for key in overrides:
+        if key not in workflow.inputs:
+            declared = ", ".join(sorted(workflow.inputs)) or "none"
+            raise WorkflowError(f"workflow '{workflow.name}' declares no input "
+                                f"'{str(key)[:60]}' (declared: {declared}); add it under "
+                                "inputs: with a default, or fix the name")
+    source = dict(workflow.source)
+    source["inputs"] = {**dict(workflow.source.get("inputs", {})), **dict(overrides)}
+    return parse_workflow(source, origin=f"workflow '{workflow.name}'")
