@@ -1,0 +1,5 @@
+"""Control-plane records: frozen values with explicit encode/decode (SPEC §3)."""
+
+from reference_engine.records.decoding import ABSENT, Absent, Found, Unreadable
+
+__all__ = ["ABSENT", "Absent", "Found", "Unreadable"]

@@ -1,0 +1,39 @@
+"""Reading runs from the store: revision numbers, the newest revision, every run id."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reference_engine.records import keys
+from reference_engine.records.decoding import ABSENT, Decoded
+from reference_engine.records.run import RunRecord, decode_run
+
+
+@dataclass(frozen=True)
+class Newest:
+    """The newest revision number of a run (0: no revision) and its decoding."""
+
+    n: int
+    decoded: Decoded[RunRecord]
+
+
+def revision_numbers(store: Any, run_id: str) -> list[int]:
+    found = []
+    for key in store.list(keys.revisions_prefix(run_id)):
+        parsed = keys.parse_revision_key(key)
+        if parsed is not None and parsed[0] == run_id:
+            found.append(parsed[1])
+    return sorted(found)
+
+
+def newest_revision(store: Any, run_id: str) -> Newest:
+    numbers = revision_numbers(store, run_id)
+    if not numbers:
+        return Newest(0, ABSENT)
+    n = numbers[-1]
+    return Newest(n, decode_run(store.get(keys.revision_key(run_id, n)), run_id, n))
+
+
+def run_ids(store: Any) -> list[str]:
+    return keys.run_ids_from_keys(store.list(keys.runs_root()))

@@ -1,0 +1,1 @@
+"""Waits: registration by the executor, outcomes settled once, delivery from any host."""

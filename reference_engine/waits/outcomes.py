@@ -1,0 +1,94 @@
+"""Outcomes: one write-once record per wait; whoever settles first wins (SPEC §3, §4.5).
+
+``settle`` is create-then-read; the caller knows it won only through
+:func:`~reference_engine.records.outcome.settled_by`. ``outcome_at`` makes deadlines
+lazy: whoever looks after the deadline settles ``timed_out``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reference_engine.records import keys
+from reference_engine.records.decoding import ABSENT, Absent, Decoded, Found, Unreadable
+from reference_engine.records.io import create_then_read
+from reference_engine.records.outcome import (
+    CANCELLED,
+    TIMED_OUT,
+    Outcome,
+    decode_outcome,
+    settled_by,
+)
+from reference_engine.records.registration import fingerprint
+
+
+@dataclass(frozen=True)
+class WaitFacts:
+    """What a settler needs to know about one wait (from its registration or run record)."""
+
+    wait_id: str
+    run_id: str
+    workflow: str
+    deadline: float
+    fingerprint: str  # sha256 of the registration bytes; "" when there is none (legacy)
+
+    @staticmethod
+    def of(wait_id: str, run_id: str, workflow: str, deadline: float,
+           registration_raw: bytes | None) -> WaitFacts:
+        fp = "" if registration_raw is None else fingerprint(registration_raw)
+        return WaitFacts(wait_id, run_id, workflow, deadline, fp)
+
+    def outcome(self, kind: str, settled_at: float, **extra: Any) -> Outcome:
+        return Outcome(kind=kind, wait_id=self.wait_id, run_id=self.run_id,
+                       workflow=self.workflow, fingerprint=self.fingerprint,
+                       deadline=self.deadline, settled_at=settled_at, **extra)
+
+
+def read_outcome(store: Any, wait_id: str, run_id: str | None = None) -> Decoded[Outcome]:
+    return decode_outcome(store.get(keys.outcome_key(wait_id)), wait_id, run_id)
+
+
+def settle(store: Any, outcome: Outcome) -> Found[Outcome] | Unreadable:
+    """Create the outcome unless one exists, then return what is stored."""
+    stored = create_then_read(store, keys.outcome_key(outcome.wait_id), outcome.encode())
+    decoded = decode_outcome(stored, outcome.wait_id, outcome.run_id)
+    if isinstance(decoded, Absent):
+        # Deleted between our create and our read: the run ended; nothing is settled.
+        return Unreadable(f"outcome of wait {outcome.wait_id} vanished right after it settled")
+    return decoded
+
+
+def outcome_at(store: Any, facts: WaitFacts, now: float) -> Decoded[Outcome]:
+    """The wait's outcome; absent and past its deadline, settle ``timed_out`` first."""
+    decoded = read_outcome(store, facts.wait_id, facts.run_id)
+    if isinstance(decoded, Absent) and now > facts.deadline:
+        return settle(store, facts.outcome(TIMED_OUT, now))
+    return decoded
+
+
+def settle_cancelled(store: Any, facts: WaitFacts, now: float) -> Decoded[Outcome]:
+    """Close an open wait; an outcome that won earlier keeps its place."""
+    decoded = read_outcome(store, facts.wait_id, facts.run_id)
+    if not isinstance(decoded, Absent):
+        return decoded
+    return settle(store, facts.outcome(CANCELLED, now))
+
+
+def remove_outcome(store: Any, wait_id: str) -> None:
+    store.delete(keys.outcome_key(wait_id))
+
+
+def list_outcome_ids(store: Any) -> list[str]:
+    ids = []
+    for key in store.list(keys.outcomes_root()):
+        wait_id = keys.wait_id_from_key(key)
+        if wait_id is not None:
+            ids.append(wait_id)
+    return ids
+
+
+__all__ = [
+    "ABSENT", "WaitFacts", "list_outcome_ids", "outcome_at", "read_outcome",
+    "remove_outcome", "settle", "settle_cancelled", "settled_by",
+]
