@@ -32,7 +32,7 @@ def classify(exc: BaseException) -> tuple[str, str]:
     if isinstance(exc, InvalidKey):
         return "invalid_key", f"invalid key: {exc}"
     if isinstance(exc, StoreUnavailable):
-        return "store_unavailable", f"cannot open the store: {exc}; check --store or DW_STORE"
+        return "store_unavailable", f"cannot open the store: {exc}"
     if isinstance(exc, StoreError):
         return "store_error", f"the store failed: {exc}"
     if isinstance(exc, ClockError):
