@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 from pathlib import Path
 
@@ -16,10 +17,14 @@ class FakeClock:
     """
 
     def __init__(self, start: float = DEFAULT_EPOCH, *, mirror_to: Path | None = None) -> None:
+        if not math.isfinite(start):
+            raise ValueError(f"FakeClock(start={start}) needs a finite epoch time, "
+                             "like 1767225600.0")
         self._now = float(start)
         self._lock = threading.Lock()
         self.mirror_to = mirror_to
-        self._mirror()
+        with self._lock:
+            self._mirror()
 
     def now(self) -> float:
         with self._lock:
@@ -29,17 +34,17 @@ class FakeClock:
         return self.now()
 
     def advance(self, seconds: float) -> float:
-        """Move time forward; going back is refused, since the clock must be monotonic."""
-        if seconds < 0:
+        """Move time forward and return the new time; going back is refused."""
+        if not seconds >= 0 or not math.isfinite(seconds):  # also refuses NaN
             raise ValueError(
-                f"FakeClock.advance({seconds}) would move time back; a monotonic clock "
-                "never does. Build a new FakeClock(start=...) instead"
+                f"FakeClock.advance({seconds}) must move time forward by a finite amount; "
+                "a monotonic clock never goes back. Build a new FakeClock(start=...) instead"
             )
         with self._lock:
             self._now += seconds
-            now = self._now
-        self._mirror()
-        return now
+            # Under the lock, so concurrent advances reach the file in order.
+            self._mirror()
+            return self._now
 
     def _mirror(self) -> None:
         if self.mirror_to is not None:

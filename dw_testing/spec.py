@@ -69,7 +69,16 @@ class StoreSpec:
                 "StoreSpec.factory must be a zero-argument callable returning a new handle, "
                 "e.g. StoreSpec(factory=lambda: MyStore(url))"
             )
-        check_capability_names(self.capabilities, where=f"StoreSpec {self.name or self.uri!r}")
+        where = f"StoreSpec {self.name or self.uri!r}"
+        check_capability_names(self.capabilities, where=where)
+        # bool("false") is True: a string or number here would silently flip a capability.
+        loose = sorted(k for k, v in self.capabilities.items() if not isinstance(v, bool))
+        if loose:
+            raise TypeError(
+                f"{where} declares capabilit{'y' if len(loose) == 1 else 'ies'} "
+                f"{', '.join(loose)} with a value that is not True or False; "
+                "write e.g. capabilities={'cross_process': True}"
+            )
 
     def resolved_capabilities(self, sample_store: object) -> dict[str, bool]:
         """Defaults for this store, overridden by what the spec declares."""
