@@ -7,17 +7,17 @@ the window in which a non-atomic store can be caught, without sleeping anywhere.
 
 from __future__ import annotations
 
-import multiprocessing
+import base64
 import random
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-from dw_testing.history.events import Operation, OpName, load_jsonl
+from dw_testing.history.events import Operation, OpName, merge_histories
 from dw_testing.history.recorder import HistoryLog, HistoryRecorder
+from dw_testing.procs import ChildTarget, run_in_children
 from reference_engine.errors import StoreError
 
 Step = tuple[OpName, str, bytes | None]
@@ -100,54 +100,27 @@ def run_threads(open_handle: Callable[[], Any], *, racers: int = 4, calls: int =
     return log.operations()
 
 
-def child_main(uri: str, prefix: str, process_id: str, steps: Sequence[Step], out: str,
-               barrier: Any) -> None:
-    """Entry point of one racing process: open a handle, wait for the others, record."""
-    from dw_testing.prefixed import PrefixedStore
-    from reference_engine.stores.registry import open_store
-
-    store = PrefixedStore(open_store(uri), prefix)
+def record_steps(store: Any, process_id: str, steps: Sequence[Sequence[Any]]) -> list[Any]:
+    """Child-process side: run JSON-encoded ``steps`` on ``store``; the history as JSON rows."""
+    decoded: list[Step] = [(op, key, None if value is None else base64.b64decode(value))
+                           for op, key, value in steps]
     log = HistoryLog()
-    recorder = HistoryRecorder(store, process_id=process_id, log=log)
-    barrier.wait(_START_TIMEOUT)
-    try:
-        execute(recorder, steps)
-    finally:
-        log.dump(Path(out))
-        recorder.close()
+    execute(HistoryRecorder(store, process_id=process_id, log=log), decoded)
+    return [op.to_json() for op in log.operations()]
 
 
-def run_processes(uri: str, prefix: str, workdir: Path, *, racers: int = 3, calls: int = 40,
-                  keys: Sequence[str] = DEFAULT_KEYS, seed: int | str = 0,
-                  timeout: float = 60.0) -> list[Operation]:
-    """``racers`` spawned processes race on ``PrefixedStore(open_store(uri), prefix)``.
+def _encoded(steps: Sequence[Step]) -> list[list[Any]]:
+    return [[op, key, None if value is None else base64.b64encode(value).decode("ascii")]
+            for op, key, value in steps]
 
-    Each child writes its history as JSON lines into ``workdir``; the merged history is
-    returned. Stamps are ``time.monotonic_ns``, one clock for the whole host on Linux.
+
+def run_processes(target: ChildTarget, *, racers: int = 3, calls: int = 40,
+                  keys: Sequence[str] = DEFAULT_KEYS, seed: int | str = 0) -> list[Operation]:
+    """``racers`` child processes, each on its own handle, start their calls together.
+
+    Children run :func:`record_steps` through :mod:`dw_testing.procs`; their rows are merged
+    by stamp. Stamps are ``time.monotonic_ns``: one clock for the whole host on Linux.
     """
-    context = multiprocessing.get_context("spawn")
-    barrier = context.Barrier(racers)
-    outputs = [workdir / f"history-c{i}.jsonl" for i in range(racers)]
-    children = [
-        context.Process(target=child_main, name=f"dw-racer-c{i}",
-                        args=(uri, prefix, f"c{i}", plan(seed, f"c{i}", calls, keys),
-                              str(outputs[i]), barrier))
-        for i in range(racers)
-    ]
-    for child in children:
-        child.start()
-    for child in children:
-        child.join(timeout)
-    stuck = [c.name for c in children if c.is_alive()]
-    for child in children:
-        if child.is_alive():
-            child.terminate()
-            child.join()
-    if stuck:
-        raise TimeoutError(f"racing processes {', '.join(stuck)} did not finish in {timeout}s; "
-                           "a store call is hanging")
-    failed = [f"{c.name} (exit {c.exitcode})" for c in children if c.exitcode != 0]
-    if failed:
-        raise RuntimeError(f"racing processes failed: {', '.join(failed)}; their stderr "
-                           "shows the exception")
-    return load_jsonl(*outputs)
+    args = [[f"c{i}", _encoded(plan(seed, f"c{i}", calls, keys))] for i in range(racers)]
+    rows = run_in_children(target, record_steps, args)
+    return merge_histories(*([Operation.from_json(row) for row in child] for child in rows))

@@ -1,0 +1,77 @@
+"""The store state machine passes on a correct store and shrinks to a readable program on
+broken ones."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from dw_testing.models.store_machine import model_list, store_machine
+from dw_testing.mutants.base import Backing, CorrectStore
+from dw_testing.mutants.create import OverwritingCreate
+from dw_testing.mutants.listing import NamePrefixList
+from dw_testing.mutants.readwrite import UnsharedHandles
+from dw_testing.prefixed import PrefixedStore
+from reference_engine.stores.memory import MemoryStore
+
+SETTINGS = settings(max_examples=200, stateful_step_count=20, deadline=None, database=None,
+                    derandomize=True)
+_names = itertools.count()
+
+
+def handles_of(kind: type[CorrectStore]) -> Callable[[], Any]:
+    backing = Backing()
+    return lambda: kind(backing)
+
+
+def failing_program(open_handle: Callable[[], Any]) -> str:
+    with pytest.raises(AssertionError) as caught:
+        run_state_machine_as_test(store_machine(open_handle), settings=SETTINGS)
+    return "\n".join([str(caught.value), *getattr(caught.value, "__notes__", [])])
+
+
+def test_a_correct_store_matches_the_model() -> None:
+    name = f"models-{next(_names)}"
+    run_state_machine_as_test(
+        store_machine(lambda: PrefixedStore(MemoryStore(name), "t/1")), settings=SETTINGS)
+
+
+def test_a_name_prefix_list_is_caught_with_a_readable_program() -> None:
+    text = failing_program(handles_of(NamePrefixList))
+    assert "list(" in text
+    assert "state.choose_key(key=" in text
+    assert "state.list_keys(handle=" in text
+
+
+def test_an_overwriting_create_is_caught() -> None:
+    text = failing_program(handles_of(OverwritingCreate))
+    assert "state.put_if_absent(" in text
+
+
+def test_handles_that_do_not_share_records_are_caught() -> None:
+    text = failing_program(lambda: UnsharedHandles(Backing()))
+    assert "h2" in text
+
+
+def test_one_handle_mode_uses_the_same_handle() -> None:
+    opened: list[object] = []
+
+    def open_handle() -> object:
+        opened.append(MemoryStore())
+        return opened[-1]
+
+    machine = store_machine(open_handle, two_handles=False)()
+    assert machine.handles["h1"] is machine.handles["h2"]
+    machine.teardown()
+
+
+def test_model_list_matches_whole_segments() -> None:
+    model = {"a": b"", "a/b": b"", "ab": b"", "a/b/c": b"", "b": b""}
+    assert model_list(model, "a") == ["a/b", "a/b/c"]
+    assert model_list(model, "a/") == ["a/b", "a/b/c"]
+    assert model_list(model, "") == sorted(model)
