@@ -93,7 +93,8 @@ class Gate:
         self._parked: list[threading.Event] = []
         self._released = 0
         self._opened = False
-        self.timed_out: list[str] = []        # parked calls that nobody released in time
+        self.failures: list[str] = []   # parked calls nobody released; self-parking
+        self._scripter = threading.get_ident()  # the thread that made the gate
 
     def __repr__(self) -> str:
         key = "any key" if self.key is None else f"key={self.key!r}"
@@ -119,6 +120,8 @@ class Gate:
         Raises :class:`GateTimeout` after ``timeout`` (default: the gate's), saying which
         call never arrived and what the store did see instead.
         """
+        if count < 1:
+            raise GateMisuse(f"{self!r}: wait_reached(count={count}); count from 1")
         limit = self.timeout if timeout is None else timeout
         cond = self._owner._cond
         with cond:
@@ -180,8 +183,15 @@ class Gate:
             "released it; the test never called gate.release() (or it waits on something "
             "this call blocks: a deadlock in the script)"
         )
-        self.timed_out.append(message)
+        self.failures.append(message)
         return message
+
+    def _self_parked(self, event: CallEvent) -> str:
+        return (
+            f"{event.op}({event.key!r}) would park at {self!r} on the thread that made the "
+            "gate, which is the thread that must release it: a certain deadlock. Run the "
+            "gated call with gated.spawn(...), or narrow the gate with key=, nth= or times="
+        )
 
     def _never_arrived(self, count: int, limit: float) -> str:
         which = "a matching call" if count == 1 else f"{count} matching calls"
@@ -221,6 +231,7 @@ class Spawned(Generic[T]):
         self._error: BaseException | None = None
         self._done = threading.Event()
         self._describe_parked = describe_parked
+        self._observed = False  # result() or exception() has handed out the outcome
         self.thread = threading.Thread(target=self._run, args=(fn,), name=name, daemon=True)
 
     def _run(self, fn: Callable[[], T]) -> None:
@@ -242,6 +253,7 @@ class Spawned(Generic[T]):
     def exception(self, timeout: float | None = None) -> BaseException | None:
         """The exception the callable raised, or ``None``; waits like :meth:`result`."""
         self._wait(timeout)
+        self._observed = True
         return self._error
 
     def result(self, timeout: float | None = None) -> T:
@@ -251,6 +263,7 @@ class Spawned(Generic[T]):
         the store's), naming the gates where calls are still parked.
         """
         self._wait(timeout)
+        self._observed = True
         if self._error is not None:
             raise self._error
         return self._value  # type: ignore[return-value]  # set whenever no error was raised
@@ -336,7 +349,7 @@ class GatedStore:
                 elif gate._parked:
                     problems.append(f"{gate!r} still holds {len(gate._parked)} parked "
                                     "call(s) nobody released")
-                problems.extend(gate.timed_out)
+                problems.extend(gate.failures)
         if problems:
             raise AssertionError("GatedStore script did not run as written:\n  "
                                  + "\n  ".join(problems))
@@ -346,12 +359,27 @@ class GatedStore:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        """Open every gate and join spawned threads; check the gates if the body passed."""
+        """Open every gate and join spawned threads; if the body passed, check the script.
+
+        The check is :meth:`assert_all_gates_used`, plus: every spawned call finished, and
+        none raised without the test reading it through ``result()`` or ``exception()``.
+        """
         self.open_all()
         for spawned in list(self.spawned):
             spawned.join()
-        if exc_type is None:
-            self.assert_all_gates_used()
+        if exc_type is not None:
+            return
+        self.assert_all_gates_used()
+        loose = []
+        for spawned in self.spawned:
+            if not spawned.done:
+                loose.append(f"spawned call {spawned.name!r} is still running")
+            elif spawned._error is not None and not spawned._observed:
+                error = spawned._error
+                loose.append(f"spawned call {spawned.name!r} raised {type(error).__name__}: "
+                             f"{error} and the test never called result()")
+        if loose:
+            raise AssertionError("GatedStore: " + "; ".join(loose))
 
     # -- the store surface ------------------------------------------------------------
 
@@ -406,6 +434,10 @@ class GatedStore:
             with self._cond:
                 if not (gate._matches(op, point, event.key) and gate._selects_next()):
                     continue
+                if threading.get_ident() == gate._scripter:
+                    message = gate._self_parked(event)
+                    gate.failures.append(message)  # reported even if the caller swallows it
+                    raise GateMisuse(message)
                 wake = gate._park(event)
                 self._cond.notify_all()
             if wake.wait(gate.timeout):

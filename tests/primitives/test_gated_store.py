@@ -199,7 +199,7 @@ def test_a_parked_call_nobody_releases_raises_in_its_own_thread(inner: MemorySto
     gated = GatedStore(inner, timeout=SHORT)
     gate = gated.pause("put", key="k")
     writer = gated.spawn(lambda: gated.put("k", b"v"))
-    gate.wait_reached()
+    gate.wait_reached(timeout=5.0)
     with pytest.raises(GateTimeout, match=r"put\('k'\) parked at <gate put before key='k'>"):
         writer.result(timeout=5.0)
     assert inner.get("k") is None
@@ -285,3 +285,37 @@ def test_open_lets_later_calls_through(gated: GatedStore) -> None:
     assert gate.matched == 0 and not gate.reached
     gated.put("k", b"v")            # on this thread: would park without open()
     assert gate.matched == 1 and not gate.reached
+
+
+def test_a_call_that_would_park_the_scripting_thread_is_refused_at_once(
+        gated: GatedStore) -> None:
+    gate = gated.pause("put", times=None)
+    writer = gated.spawn(lambda: gated.put("k", b"spawned"))
+    gate.wait_reached()
+    with pytest.raises(GateMisuse, match="certain deadlock"):
+        gated.put("k", b"main")          # the competitor on this thread matches too
+    gate.release()
+    writer.result()
+    with pytest.raises(AssertionError, match="certain deadlock"):
+        gated.assert_all_gates_used()   # reported even if engine code swallowed it
+
+
+def test_wait_reached_counts_from_one(gated: GatedStore) -> None:
+    with pytest.raises(GateMisuse, match="count from 1"):
+        gated.pause("put").wait_reached(0)
+
+
+def test_context_manager_reports_a_spawned_failure_nobody_read(inner: MemoryStore) -> None:
+    with (pytest.raises(AssertionError, match="'reader' raised InvalidKey"),
+          GatedStore(inner, timeout=5.0) as gated):
+        gated.spawn(lambda: gated.get("/bad"), name="reader")
+
+
+def test_context_manager_passes_a_clean_script(inner: MemoryStore) -> None:
+    with GatedStore(inner, timeout=5.0) as gated:
+        gate = gated.pause("put")
+        writer = gated.spawn(lambda: gated.put("k", b"v"))
+        gate.wait_reached()
+        gate.release()
+        writer.result()
+    assert inner.get("k") == b"v"
