@@ -1,0 +1,64 @@
+"""SPEC §2.1 and §6.5: concurrent histories of put / put_if_absent / get / delete, recorded
+against the store and checked for linearizability, per key.
+
+Racers on their own handles (threads, and processes when the store allows) start together
+at a barrier and run a random mix of calls over a few keys, among them a key and a key
+beneath it. A history the checker cannot settle within its budget is UNKNOWN, not a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from dw_testing.history import Budget, Operation, assert_linearizable
+from dw_testing.history.workload import run_processes, run_threads
+from dw_testing.procs import ChildTarget
+from dw_testing.profiles import rng
+
+pytestmark = [pytest.mark.dw_store_contract, pytest.mark.dw_requires("put_if_absent")]
+
+BUDGET = Budget(max_steps=2_000_000, max_seconds=10.0)
+FEW_KEYS = ("h/a", "h/a/b", "h/b")
+HOT_KEY = ("hot",)
+
+
+def _check(history: list[Operation], seed: int) -> None:
+    try:
+        assert_linearizable(history, budget=BUDGET)
+    except AssertionError as failure:
+        failure.add_note(f"workload seed {seed} ({len(history)} calls recorded)")
+        raise
+
+
+@pytest.mark.dw_requires("cross_handle")
+def test_racing_handles_over_a_few_keys_are_linearizable(
+    dw_open_handle: Callable[[], Any],
+) -> None:
+    seed = rng("histories/few-keys").randrange(2**32)
+    history = run_threads(dw_open_handle, racers=4, calls=40, keys=FEW_KEYS, seed=seed)
+    _check(history, seed)
+
+
+@pytest.mark.dw_requires("cross_handle")
+def test_racing_handles_on_one_hot_key_are_linearizable(
+    dw_open_handle: Callable[[], Any],
+) -> None:
+    seed = rng("histories/hot-key").randrange(2**32)
+    history = run_threads(dw_open_handle, racers=4, calls=30, keys=HOT_KEY, seed=seed)
+    _check(history, seed)
+
+
+def test_racing_threads_on_one_handle_are_linearizable(dw_store: Any) -> None:
+    seed = rng("histories/one-handle").randrange(2**32)
+    history = run_threads(lambda: dw_store, racers=4, calls=30, keys=FEW_KEYS, seed=seed)
+    _check(history, seed)
+
+
+@pytest.mark.dw_requires("cross_process")
+def test_racing_processes_are_linearizable(dw_child_target: ChildTarget) -> None:
+    seed = rng("histories/processes").randrange(2**32)
+    history = run_processes(dw_child_target, racers=3, calls=40, keys=FEW_KEYS, seed=seed)
+    _check(history, seed)

@@ -1,0 +1,28 @@
+"""SPEC §6.5: the store, driven through two handles by a Hypothesis state machine, behaves
+like a dict under put, put_if_absent, get, delete and list.
+
+Effort follows the active dw profile (``--dw-profile``); a failure prints the shortest
+program of store calls that shows the difference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+import pytest
+from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
+
+from dw_testing.models.store_machine import store_machine
+from dw_testing.profiles import active_settings, seeded
+
+pytestmark = [pytest.mark.dw_store_contract]
+
+
+def test_the_store_behaves_like_a_dict_across_two_handles(
+    dw_open_handle: Callable[[], Any], dw_caps: dict[str, bool],
+) -> None:
+    machine = store_machine(dw_open_handle, two_handles=dw_caps.get("cross_handle", True))
+    # ``seeded`` returns the class wrapped with the session seed, still a factory of machines.
+    factory = cast(type[RuleBasedStateMachine], seeded(machine))
+    run_state_machine_as_test(factory, settings=active_settings())
