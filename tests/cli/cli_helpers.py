@@ -16,3 +16,55 @@ def assert_clean(result: Result) -> None:
     if result.exception is not None:
         assert isinstance(result.exception, SystemExit), repr(result.exception)
     assert result.exit_code in CLEAN_EXIT_CODES, result.exit_code
+
+
+WAIT_FLOW = """\
+name: gate
+jobs:
+  approve:
+    steps:
+      - name: approval
+        wait_for_signal:
+          timeout: 3600
+          schema:
+            type: object
+            required: [approved]
+            properties: {approved: {type: boolean}}
+  after:
+    depends_on: [approve]
+    steps:
+      - name: done
+        log: "approved"
+"""
+
+PLAIN_FLOW = """\
+name: plain
+jobs:
+  only:
+    steps:
+      - name: hello
+        log: "hello"
+"""
+
+
+class NoCreateStore:
+    """A store without ``put_if_absent`` (for the capability check of ``dw run``)."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, bytes] = {}
+
+    def put(self, key: str, data: bytes) -> None:
+        self.records[key] = data
+
+    def get(self, key: str) -> bytes | None:
+        return self.records.get(key)
+
+    def delete(self, key: str) -> None:
+        self.records.pop(key, None)
+
+    def list(self, prefix: str) -> list[str]:
+        return sorted(k for k in self.records if not prefix or k.startswith(prefix + "/"))
+
+
+def no_create_store() -> NoCreateStore:
+    return NoCreateStore()
