@@ -78,10 +78,11 @@ def _fsync_dir(path: str) -> None:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+    written = os.write(fd, data)
+    if written < len(data):  # short write: rare, so the slicing view is built only then
+        view = memoryview(data)[written:]
+        while view:
+            view = view[os.write(fd, view):]
 
 
 class FsStore:
@@ -151,13 +152,18 @@ class FsStore:
         return os.path.join(self._control, *[s + DIR_SUFFIX for s in segments])
 
     def _record_path(self, key: str) -> tuple[str, str]:
-        """(directory, record path) of a validated key."""
-        segments = key.split("/")
-        directory = self._dir_for(segments[:-1])
-        return directory, os.path.join(directory, segments[-1] + RECORD_SUFFIX)
+        """(directory, record path) of a validated key; string concatenation, as it is hot."""
+        parents, _, leaf = key.rpartition("/")
+        if parents:
+            directory = (
+                self._control + "/" + parents.replace("/", DIR_SUFFIX + "/") + DIR_SUFFIX
+            )
+        else:
+            directory = self._control
+        return directory, directory + "/" + leaf + RECORD_SUFFIX
 
     def _temp_path(self, directory: str) -> str:
-        return os.path.join(directory, f".{self._token}-{next(self._counter)}{TEMP_SUFFIX}")
+        return f"{directory}/.{self._token}-{next(self._counter)}{TEMP_SUFFIX}"
 
     # -- writing ---------------------------------------------------------------------------
 

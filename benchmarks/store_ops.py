@@ -1,0 +1,230 @@
+"""Store operations per second for each built-in backend, beside raw filesystem creates.
+
+    python benchmarks/store_ops.py [--n 2000] [--dir DIR] [--no-remote]
+
+Every row runs the same sequence on N distinct keys in one "directory" (``bench/k<i>``):
+``put_if_absent`` of each key, ``put`` over each key, ``get`` of each key, then ``list`` of
+the whole prefix (N keys per call; fewer calls). The two raw rows create N files in one
+directory on the same disk as the file store: ``O_CREAT|O_EXCL`` + write, and the file
+store's own recipe done by hand (temp file + ``os.link`` + unlink). The done-bar is the
+file store with ``fsync=0`` reaching 0.7x the raw temp+link create.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+PAYLOAD = b"x" * 1024
+LIST_CALLS = 20
+RAW_EXCL = "raw O_CREAT|O_EXCL"
+RAW_LINK = "raw temp + os.link"
+FILE_FAST = "file fsync=0"
+
+
+@dataclass
+class Row:
+    store: str
+    n: int
+    ops: dict[str, float]
+    note: str = ""
+
+
+def _rate(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else float("inf")
+
+
+def _timed(action: Callable[[int], Any], count: int) -> float:
+    start = time.perf_counter()
+    for i in range(count):
+        action(i)
+    return _rate(count, time.perf_counter() - start)
+
+
+def measure_store(name: str, store: Any, n: int, note: str = "") -> Row:
+    keys = [f"bench/k{i}" for i in range(n)]
+    ops = {
+        "put_if_absent": _timed(lambda i: store.put_if_absent(keys[i], PAYLOAD), n),
+        "put": _timed(lambda i: store.put(keys[i], PAYLOAD), n),
+        "get": _timed(lambda i: store.get(keys[i]), n),
+        "list": _timed(lambda i: store.list("bench"), max(1, min(LIST_CALLS, 20_000 // n))),
+    }
+    for key in keys:
+        store.delete(key)
+    return Row(name, n, ops, note)
+
+
+def _create_rate(store: Any, keys: list[str]) -> float:
+    return _timed(lambda i: store.put_if_absent(keys[i], PAYLOAD), len(keys))
+
+
+def raw_excl_create(directory: Path, n: int) -> float:
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = [str(directory / f"k{i}") for i in range(n)]
+
+    def create(i: int) -> None:
+        fd = os.open(paths[i], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, PAYLOAD)
+        os.close(fd)
+
+    return _timed(create, n)
+
+
+def raw_temp_link_create(directory: Path, n: int) -> float:
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = [str(directory / f"k{i}") for i in range(n)]
+    temps = [str(directory / f".t{i}.tmp") for i in range(n)]
+
+    def create(i: int) -> None:
+        fd = os.open(temps[i], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, PAYLOAD)
+        os.close(fd)
+        os.link(temps[i], paths[i])
+        os.unlink(temps[i])
+
+    return _timed(create, n)
+
+
+@contextlib.contextmanager
+def _remote_specs(console: Console) -> Iterator[list[tuple[str, Callable[[], Any], str]]]:
+    """(name, factory, note) for S3 on moto-serialized and GCS on fake-gcs, when installed."""
+    specs: list[tuple[str, Callable[[], Any], str]] = []
+    with contextlib.ExitStack() as stack:
+        try:
+            from dw_testing.servers import moto_serialized
+
+            spec = stack.enter_context(moto_serialized())
+            specs.append(("s3 (moto-serialized)", spec.factory, "loopback HTTP, in-process"))
+        except ImportError as exc:
+            console.print(f"[yellow]skipping s3: {exc.name or exc} is not installed "
+                          "(pip install '.[test]')[/]")
+        try:
+            from dw_testing.servers import fake_gcs
+
+            spec = stack.enter_context(fake_gcs())
+            specs.append(("gs (fake-gcs)", spec.factory, "loopback HTTP, emulator process"))
+        except ImportError as exc:
+            console.print(f"[yellow]skipping gs: {exc.name or exc} is not installed "
+                          "(pip install '.[test]')[/]")
+        yield specs
+
+
+def _filesystem_type(path: Path) -> str:
+    best, kind = "", "?"
+    with contextlib.suppress(OSError), open("/proc/mounts", encoding="utf-8") as mounts:
+        for line in mounts:
+            fields = line.split()
+            mount_point = fields[1]
+            if str(path).startswith(mount_point) and len(mount_point) > len(best):
+                best, kind = mount_point, fields[2]
+    return kind
+
+
+def compare_creates(base: Path, n: int, rounds: int) -> dict[str, list[float]]:
+    """Raw creates and the file store's create, interleaved round by round on fresh dirs.
+
+    Interleaving and best-of-rounds keep a noisy shared disk from deciding the ratio.
+    """
+    from reference_engine.stores.fs import FsStore
+
+    rates: dict[str, list[float]] = {RAW_EXCL: [], RAW_LINK: [], FILE_FAST: []}
+    keys = [f"bench/k{i}" for i in range(n)]
+    for r in range(rounds):
+        rates[RAW_EXCL].append(raw_excl_create(base / f"excl{r}", n))
+        rates[RAW_LINK].append(raw_temp_link_create(base / f"link{r}", n))
+        rates[FILE_FAST].append(_create_rate(FsStore(base / f"fs-create{r}", fsync=False), keys))
+        for folder in (f"excl{r}", f"link{r}", f"fs-create{r}"):
+            shutil.rmtree(base / folder, ignore_errors=True)
+    return rates
+
+
+def run(n: int, base: Path, rounds: int, remote: bool, console: Console) -> list[Row]:
+    from reference_engine.stores.fs import FsStore
+    from reference_engine.stores.memory import MemoryStore
+    from reference_engine.stores.sqlite import SqliteStore
+
+    durable_n = min(n, 500)
+    remote_n = min(n, 300)
+    creates = compare_creates(base, n, rounds)
+
+    def best(name: str) -> float:
+        return max(creates[name])
+
+    def spread(name: str) -> str:
+        return f"best of {rounds}; median {statistics.median(creates[name]):,.0f}"
+
+    fast = measure_store(FILE_FAST, FsStore(base / "fs0", fsync=False), n)
+    fast.ops["put_if_absent"] = best(FILE_FAST)
+    fast.note = "put_if_absent: " + spread(FILE_FAST)
+    rows = [
+        Row(RAW_EXCL, n, {"put_if_absent": best(RAW_EXCL)},
+            f"{spread(RAW_EXCL)}; readers can see partial files"),
+        Row(RAW_LINK, n, {"put_if_absent": best(RAW_LINK)},
+            f"{spread(RAW_LINK)}; the bar's baseline"),
+        measure_store("memory://", MemoryStore(), n),
+        fast,
+        measure_store("file fsync=1", FsStore(base / "fs1", fsync=True), durable_n),
+        measure_store("sqlite (WAL, sync=FULL)", SqliteStore(base / "s.db"), durable_n),
+    ]
+    if remote:
+        with _remote_specs(console) as specs:
+            for name, factory, note in specs:
+                rows.append(measure_store(name, factory(), remote_n, note))
+    return rows
+
+
+def render(rows: list[Row], base: Path, console: Console) -> None:
+    table = Table(title=f"store ops/s (1 KiB values; dir on {_filesystem_type(base)})")
+    table.add_column("store")
+    table.add_column("N", justify="right")
+    for op in ("put_if_absent", "put", "get", "list"):
+        table.add_column(op, justify="right")
+    table.add_column("note")
+    for row in rows:
+        cells = [f"{row.ops[op]:,.0f}" if op in row.ops else "" for op in
+                 ("put_if_absent", "put", "get", "list")]
+        table.add_row(row.store, str(row.n), *cells, row.note)
+    console.print(table)
+    by_name = {row.store: row.ops["put_if_absent"] for row in rows}
+    ratio = by_name[FILE_FAST] / by_name[RAW_LINK]
+    verdict = "meets" if ratio >= 0.7 else "MISSES"
+    console.print(f"file fsync=0 put_if_absent / raw temp+link = {ratio:.2f}x "
+                  f"({verdict} the 0.7x bar); / raw O_EXCL = "
+                  f"{by_name[FILE_FAST] / by_name[RAW_EXCL]:.2f}x")
+    console.print("list: calls/s, each returning every key under bench/ (N keys)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--n", type=int, default=2000, help="keys per row (default 2000)")
+    parser.add_argument("--dir", type=Path, default=None,
+                        help="where to put the file stores (default: a temp dir)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="interleaved rounds of the create comparison (default 5)")
+    parser.add_argument("--no-remote", action="store_true", help="skip the s3 and gs rows")
+    args = parser.parse_args(argv)
+    console = Console(width=140)
+    base = Path(tempfile.mkdtemp(prefix="dw-bench-", dir=args.dir))
+    try:
+        rows = run(args.n, base, args.rounds, not args.no_remote, console)
+        render(rows, base, console)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
