@@ -1,0 +1,111 @@
+"""SPEC §2.2 keys: exact code points, nesting, and the shapes refused before any I/O."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+import pytest
+
+from reference_engine.errors import InvalidKey
+
+pytestmark = pytest.mark.dw_store_contract
+
+REFUSED_KEYS = {
+    "empty": "",
+    "absolute": "/runs/r1",
+    "empty segment": "runs//r1",
+    "trailing slash": "runs/r1/",
+    "dot segment": "runs/./r1",
+    "dot-dot segment": "runs/../r1",
+    "leading dot-dot": "../x",
+    "only dot-dot": "..",
+    "backslash": "runs\\r1",
+    "NUL": "runs/r\x001",
+    "control character": "runs/r\x1b1",
+    "DEL": "runs/r\x7f1",
+    "segment over 200 bytes": "runs/" + "é" * 101,
+    "key over 1024 bytes": "/".join(["k" * 100] * 11),
+}
+REFUSED_PREFIXES = {
+    "leading dot-dot": "../x",
+    "dot-dot segment": "a/../b",
+    "dot segment": "a/./b",
+    "absolute": "/x",
+    "only slash": "/",
+    "empty segment": "a//b",
+    "backslash": "a\\b",
+    "NUL": "a\x00",
+}
+
+
+def test_keys_are_case_sensitive(dw_store: Any) -> None:
+    for value, key in enumerate(["Key", "key", "KEY"]):
+        dw_store.put(f"case/{key}", str(value).encode())
+    assert [dw_store.get(f"case/{k}") for k in ["Key", "key", "KEY"]] == [b"0", b"1", b"2"]
+    assert dw_store.list("case") == ["case/KEY", "case/Key", "case/key"]
+
+
+def test_keys_are_not_unicode_normalised(dw_store: Any) -> None:
+    composed = unicodedata.normalize("NFC", "caf\u00e9")
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert composed != decomposed
+    dw_store.put(f"nfc/{composed}", b"composed")
+    dw_store.put(f"nfc/{decomposed}", b"decomposed")
+    assert dw_store.get(f"nfc/{composed}") == b"composed"
+    assert dw_store.get(f"nfc/{decomposed}") == b"decomposed"
+    assert dw_store.list("nfc") == sorted([f"nfc/{composed}", f"nfc/{decomposed}"])
+
+
+def test_a_key_and_keys_beneath_it_coexist(dw_store: Any) -> None:
+    dw_store.put("a", b"1")
+    dw_store.put("a/b", b"2")
+    dw_store.put("a/b/c", b"3")
+    assert [dw_store.get(k) for k in ("a", "a/b", "a/b/c")] == [b"1", b"2", b"3"]
+    assert dw_store.list("a") == ["a/b", "a/b/c"]
+    dw_store.delete("a")
+    assert dw_store.get("a") is None
+    assert dw_store.list("a") == ["a/b", "a/b/c"], "deleting 'a' must leave 'a/b' alone"
+
+
+def _refusal_problems(call: Any, op: str, shape: str) -> list[str]:
+    try:
+        call()
+    except InvalidKey as exc:
+        problems = []
+        if not isinstance(exc, ValueError):
+            problems.append(f"{op}({shape}): InvalidKey is not a ValueError")
+        if op not in str(exc):
+            problems.append(f"{op}({shape}): the message does not name the operation")
+        return problems
+    except Exception as exc:
+        return [f"{op}({shape}): raised {type(exc).__name__}, not InvalidKey"]
+    return [f"{op}({shape}): accepted"]
+
+
+def test_every_refused_key_shape_raises_invalid_key_on_every_operation(
+    dw_raw_store: Any, dw_caps: dict[str, bool],
+) -> None:
+    problems: list[str] = []
+    for shape, key in REFUSED_KEYS.items():
+        calls = {
+            "put": lambda k=key: dw_raw_store.put(k, b"x"),
+            "get": lambda k=key: dw_raw_store.get(k),
+            "delete": lambda k=key: dw_raw_store.delete(k),
+        }
+        if dw_caps["put_if_absent"]:
+            calls["put_if_absent"] = lambda k=key: dw_raw_store.put_if_absent(k, b"x")
+        for op, call in calls.items():
+            problems += _refusal_problems(call, op, shape)
+    assert not problems, "refused key shapes must raise InvalidKey naming the operation:\n" + (
+        "\n".join(problems)
+    )
+
+
+def test_every_refused_prefix_shape_raises_invalid_key_on_list(dw_raw_store: Any) -> None:
+    problems: list[str] = []
+    for shape, prefix in REFUSED_PREFIXES.items():
+        problems += _refusal_problems(lambda p=prefix: dw_raw_store.list(p), "list", shape)
+    assert not problems, "refused prefixes must raise InvalidKey naming 'list':\n" + (
+        "\n".join(problems)
+    )

@@ -1,0 +1,148 @@
+"""SPEC §2.1 clauses 4, 5 and 8: N-way creates of one key from threads, handles, processes.
+
+Every race runs several rounds on fresh keys, all racers released by one barrier, so a
+store whose create is not atomic loses at least one round.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from conformance.racing import run_together
+from dw_testing.procs import create_and_read_each, run_in_children
+
+pytestmark = [pytest.mark.dw_store_contract, pytest.mark.dw_requires("put_if_absent")]
+
+RACERS = 8
+ROUNDS = 12
+CHILDREN = 4
+CHILD_KEYS = 16
+
+
+def _value(racer: int) -> bytes:
+    return f"racer-{racer}".encode()
+
+
+def _creator(handle: Any, key: str, racer: int) -> Callable[[], bool]:
+    return lambda: bool(handle.put_if_absent(key, _value(racer)))
+
+
+def _creator_then_reader(handle: Any, key: str, racer: int) -> Callable[[], tuple[bool, Any]]:
+    def call() -> tuple[bool, Any]:
+        won = bool(handle.put_if_absent(key, _value(racer)))
+        return won, handle.get(key)
+    return call
+
+
+def _race_rounds(handles: list[Any]) -> None:
+    """Every handle creates the same fresh key each round; check one winner per round."""
+    for round_no in range(ROUNDS):
+        key = f"race/{round_no}"
+        answers = run_together([_creator(h, key, i) for i, h in enumerate(handles)])
+        winners = [i for i, won in enumerate(answers) if won]
+        assert len(winners) == 1, (
+            f"round {round_no}: {len(winners)} of {len(handles)} concurrent creates of one "
+            f"key returned True (answers {answers}); exactly one must"
+        )
+        expected = _value(winners[0])
+        wrong = sorted(i for i, h in enumerate(handles) if h.get(key) != expected)
+        assert not wrong, (
+            f"round {round_no}: racer {winners[0]} won, but racers {wrong} read something "
+            "other than the winner's bytes after the race"
+        )
+
+
+def test_threads_racing_to_create_one_key_on_one_handle_have_exactly_one_winner(
+    dw_store: Any,
+) -> None:
+    _race_rounds([dw_store] * RACERS)
+
+
+@pytest.mark.dw_requires("cross_handle")
+def test_handles_racing_to_create_one_key_have_exactly_one_winner(
+    dw_open_handle: Callable[[], Any],
+) -> None:
+    _race_rounds([dw_open_handle() for _ in range(RACERS)])
+
+
+@pytest.mark.dw_requires("distinguishes_conflict")
+def test_a_create_that_lost_a_race_reads_the_winners_record_at_once(dw_store: Any) -> None:
+    """False means "a record exists": the loser's very next read must find it whole."""
+    for round_no in range(ROUNDS):
+        key = f"race/{round_no}"
+        outcomes = run_together([_creator_then_reader(dw_store, key, i) for i in range(RACERS)])
+        winners = [i for i, (won, _) in enumerate(outcomes) if won]
+        assert len(winners) == 1, f"round {round_no}: racers {winners} won; exactly one must"
+        expected = _value(winners[0])
+        bad = [i for i, (_, seen) in enumerate(outcomes) if seen != expected]
+        assert not bad, (
+            f"round {round_no}: racers {bad} read {[outcomes[i][1] for i in bad][:3]!r} right "
+            f"after their create returned, not the winner's bytes {expected!r}; a create may "
+            "answer False only when a whole record exists (a conflict with nothing landed "
+            "must be retried or raised)"
+        )
+
+
+def _create_against_deletes(store: Any, key: str) -> bool:
+    """Create ``key`` while another thread keeps deleting it; the create's answer."""
+    first_delete_done = threading.Event()
+    create_done = threading.Event()
+
+    def delete_in_a_loop() -> bool:
+        while not create_done.is_set():
+            store.delete(key)
+            first_delete_done.set()
+        return True
+
+    def create() -> bool:
+        try:
+            first_delete_done.wait(60)
+            return bool(store.put_if_absent(key, b"created"))
+        finally:
+            create_done.set()
+
+    return run_together([delete_in_a_loop, create])[1]
+
+
+@pytest.mark.dw_requires("distinguishes_conflict")
+def test_a_create_racing_deletes_of_an_absent_key_still_wins(dw_store: Any) -> None:
+    """Deleting a missing key changes nothing, so a create racing it must return True."""
+    for round_no in range(ROUNDS):
+        won = _create_against_deletes(dw_store, f"deleted/{round_no}")
+        assert won is True, (
+            f"round {round_no}: a create of an absent key returned {won!r} while deletes of "
+            "that key were in flight; nothing existed, so it must win"
+        )
+
+
+@pytest.mark.dw_requires("cross_process")
+def test_processes_racing_to_create_have_exactly_one_winner_per_key(
+    dw_store: Any, dw_child_target: Any, dw_caps: dict[str, bool],
+) -> None:
+    keys = [f"proc-race/{i}" for i in range(CHILD_KEYS)]
+    results = run_in_children(
+        dw_child_target, create_and_read_each,
+        [(keys, f"child-{child}") for child in range(CHILDREN)],
+    )
+    for index, key in enumerate(keys):
+        outcomes = [results[child][index] for child in range(CHILDREN)]
+        winners = [child for child, (won, _) in enumerate(outcomes) if won]
+        assert len(winners) == 1, (
+            f"{key}: {len(winners)} of {CHILDREN} processes' concurrent creates returned True "
+            f"(answers {[won for won, _ in outcomes]}); exactly one must"
+        )
+        expected = f"child-{winners[0]}"
+        assert dw_store.get(key) == expected.encode(), (
+            f"{key}: the stored value is not the winner's"
+        )
+        for child, (_, seen) in enumerate(outcomes):
+            if seen is None and not dw_caps["distinguishes_conflict"]:
+                continue
+            assert seen == expected, (
+                f"{key}: process {child} read {seen!r} right after its create, not the "
+                f"winner's {expected!r}"
+            )
