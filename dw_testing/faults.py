@@ -170,6 +170,9 @@ class FaultyStore:
         if count < 0:
             raise FaultMisuse(f"FaultyStore.crash: after_calls={after_calls} must be >= 0")
         with self._lock:
+            if self._crashed_at is not None:
+                raise FaultMisuse("FaultyStore.crash: this handle already crashed; wrap a new "
+                                  "handle in a new FaultyStore to crash again")
             if self.crash_plan is not None and self.crash_plan.fired_at is None:
                 raise FaultMisuse(f"FaultyStore.crash: {self.crash_plan} is already armed; "
                                   "a process dies once, so arm one crash per handle")
@@ -221,8 +224,10 @@ class FaultyStore:
         self._call("put", key, lambda: self.inner.put(key, data))
 
     def _put_if_absent(self, key: str, data: bytes) -> bool:
-        return self._call("put_if_absent", key,
-                          lambda: bool(self.inner.put_if_absent(key, data)))
+        # Passed on untouched, so a store returning a non-bool is seen by the suite.
+        created: bool = self._call("put_if_absent", key,
+                                   lambda: self.inner.put_if_absent(key, data))
+        return created
 
     def get(self, key: str) -> bytes | None:
         value: bytes | None = self._call("get", key, lambda: self.inner.get(key))
@@ -305,7 +310,7 @@ class FaultyStore:
             result = run()
             with self._lock:
                 # Concurrent creates may all hold this fault; only the first winner takes it.
-                hide = result is True and not fault.hit
+                hide = bool(result) and not fault.hit
                 if hide:
                     self._mark_hit(fault, call)
             return False if hide else result  # type: ignore[return-value]  # bool op only

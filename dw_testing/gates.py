@@ -12,6 +12,13 @@ returns" writes exactly that, with no ``sleep``::
     delivery = signal.result()   # re-raises whatever the signal raised
     gated.assert_all_gates_used()
 
+When the competing operation can simply run *inside* the gated call's pause, a hook
+does it on one thread, with no release to forget::
+
+    gated.at("put_if_absent", point="after_commit", key="wait-outcomes/*",
+             do=lambda: other_engine.cancel(run_id))
+    engine.signal(wait_id, "{}")     # the cancel runs between the commit and the return
+
 Points: ``"before"`` (the call has not reached the inner store) and ``"after_commit"``
 (the inner store returned; the caller has not seen the result). Every operation has both,
 ``list`` included. Key patterns are :func:`fnmatch.fnmatchcase` globs on the key as the
@@ -220,6 +227,64 @@ class Gate:
                 "gate.wait_reached() first, or gate.open() to let calls through unparked")
 
 
+class Hook:
+    """Runs an action inline when a matching call reaches a point. Made by :meth:`GatedStore.at`.
+
+    The action runs once, on the thread of the ``nth`` matching call, while that call
+    waits; then the call goes on. No second thread is needed: "cancel runs right after the
+    signal's create commits" is one hook. What the action returns or raises is kept for
+    :meth:`result`; it never leaks into the call that triggered it.
+    """
+
+    def __init__(self, op: str, point: str, key: str | None, nth: int,
+                 action: Callable[[], object]) -> None:
+        self.op = op
+        self.point = point
+        self.key = key
+        self.nth = nth
+        self.action = action
+        self.matched = 0
+        self.fired_by: CallEvent | None = None
+        self._value: object = None
+        self._error: BaseException | None = None
+        self._observed = False
+
+    def __repr__(self) -> str:
+        key = "any key" if self.key is None else f"key={self.key!r}"
+        extra = "" if self.nth == 1 else f", nth={self.nth}"
+        return f"<hook {self.op} {self.point} {key}{extra}>"
+
+    @property
+    def fired(self) -> bool:
+        return self.fired_by is not None
+
+    def result(self) -> object:
+        """What the action returned; re-raises what it raised. Refused if it never ran."""
+        if self.fired_by is None:
+            raise GateMisuse(f"{self!r} never fired ({self.matched} matching call(s) seen); "
+                             "check the op, point and key pattern")
+        self._observed = True
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def _matches(self, op: str, point: str, key: str) -> bool:
+        return (op == self.op and point == self.point
+                and (self.key is None or fnmatchcase(key, self.key)))
+
+    def _selects_next(self) -> bool:
+        if self.fired_by is not None:
+            return False
+        self.matched += 1
+        return self.matched == self.nth
+
+    def _run(self) -> None:
+        try:
+            self._value = self.action()
+        except BaseException as exc:  # kept for result(), even SimulatedCrash
+            self._error = exc
+
+
 class Spawned(Generic[T]):
     """A callable running in a daemon thread; :meth:`result` returns or re-raises its outcome."""
 
@@ -294,6 +359,8 @@ class GatedStore:
         self.timeout = timeout
         self.calls: list[CallEvent] = []
         self.gates: list[Gate] = []
+        self.hooks: list[Hook] = []
+        self._stops: list[Gate | Hook] = []   # gates and hooks, in the order they were made
         self.spawned: list[Spawned[Any]] = []
         self._cond = threading.Condition()
         if callable(getattr(inner, "put_if_absent", None)):
@@ -322,7 +389,31 @@ class GatedStore:
                     self.timeout if timeout is None else timeout)
         with self._cond:
             self.gates.append(gate)
+            self._stops.append(gate)
         return gate
+
+    def at(self, op: str, *, point: str = "before", key: str | None = None, nth: int = 1,
+           do: Callable[[], object]) -> Hook:
+        """Add a hook: run ``do()`` inline when the ``nth`` matching call reaches ``point``.
+
+        Use it to slip a competing operation between two steps of another without threads,
+        e.g. ``gated.at("put_if_absent", point="after_commit", key="wait-outcomes/*",
+        do=lambda: other_engine.cancel(run_id))``. Calls that ``do`` makes through this
+        store pass the other gates and hooks as usual.
+        """
+        check_op(op, self.inner, who="GatedStore.at")
+        if point not in POINTS:
+            raise GateMisuse(f"GatedStore.at: unknown point {point!r}; use 'before' or "
+                             "'after_commit'")
+        if nth < 1:
+            raise GateMisuse(f"GatedStore.at: nth={nth}; calls are counted from 1")
+        if not callable(do):
+            raise GateMisuse("GatedStore.at: do= must be a zero-argument callable")
+        hook = Hook(op, point, key, nth, do)
+        with self._cond:
+            self.hooks.append(hook)
+            self._stops.append(hook)
+        return hook
 
     def spawn(self, fn: Callable[[], T], *, name: str | None = None) -> Spawned[T]:
         """Run ``fn`` in a daemon thread now; keep the handle to read its result."""
@@ -339,7 +430,8 @@ class GatedStore:
             gate.open()
 
     def assert_all_gates_used(self) -> None:
-        """Raise AssertionError naming every gate never reached, still parked, or timed out."""
+        """Raise AssertionError naming every gate never reached, still parked, or timed out,
+        and every hook that never fired or whose action raised unread."""
         problems: list[str] = []
         with self._cond:
             for gate in self.gates:
@@ -350,6 +442,13 @@ class GatedStore:
                     problems.append(f"{gate!r} still holds {len(gate._parked)} parked "
                                     "call(s) nobody released")
                 problems.extend(gate.failures)
+            for hook in self.hooks:
+                if hook.fired_by is None:
+                    problems.append(f"{hook!r} never fired ({hook.matched} matching call(s) "
+                                    "seen)")
+                elif hook._error is not None and not hook._observed:
+                    problems.append(f"{hook!r} action raised {type(hook._error).__name__}: "
+                                    f"{hook._error} (read it with hook.result())")
         if problems:
             raise AssertionError("GatedStore script did not run as written:\n  "
                                  + "\n  ".join(problems))
@@ -389,7 +488,8 @@ class GatedStore:
 
     def _put_if_absent(self, key: str, data: bytes) -> bool:
         with self._gated("put_if_absent", key):
-            created = bool(self.inner.put_if_absent(key, data))
+            # Passed on untouched, so a store returning a non-bool is seen by the suite.
+            created: bool = self.inner.put_if_absent(key, data)
         return created
 
     def get(self, key: str) -> bytes | None:
@@ -428,25 +528,36 @@ class GatedStore:
         event = CallEvent(op, str(key), point)
         with self._cond:
             self.calls.append(event)
-            gates = list(self.gates)
-        # Gates are passed one after another, in the order the test made them.
-        for gate in gates:
-            with self._cond:
-                if not (gate._matches(op, point, event.key) and gate._selects_next()):
-                    continue
-                if threading.get_ident() == gate._scripter:
-                    message = gate._self_parked(event)
-                    gate.failures.append(message)  # reported even if the caller swallows it
-                    raise GateMisuse(message)
-                wake = gate._park(event)
-                self._cond.notify_all()
-            if wake.wait(gate.timeout):
+            stops = list(self._stops)
+        # Gates and hooks are passed one after another, in the order the test made them.
+        for stop in stops:
+            if isinstance(stop, Hook):
+                with self._cond:
+                    due = stop._matches(op, point, event.key) and stop._selects_next()
+                    if due:
+                        stop.fired_by = event
+                if due:
+                    stop._run()
                 continue
-            with self._cond:
-                if wake.is_set():  # released just as the wait ran out
-                    continue
-                message = gate._give_up(wake, event)
-            raise GateTimeout(message)
+            self._pass_gate(stop, event)
+
+    def _pass_gate(self, gate: Gate, event: CallEvent) -> None:
+        with self._cond:
+            if not (gate._matches(event.op, event.point, event.key) and gate._selects_next()):
+                return
+            if threading.get_ident() == gate._scripter:
+                message = gate._self_parked(event)
+                gate.failures.append(message)  # reported even if the caller swallows it
+                raise GateMisuse(message)
+            wake = gate._park(event)
+            self._cond.notify_all()
+        if wake.wait(gate.timeout):
+            return
+        with self._cond:
+            if wake.is_set():  # released just as the wait ran out
+                return
+            message = gate._give_up(wake, event)
+        raise GateTimeout(message)
 
     def _describe_parked(self) -> str:
         with self._cond:

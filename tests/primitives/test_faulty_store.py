@@ -286,3 +286,19 @@ def test_close_still_reaches_the_inner_store_after_a_crash() -> None:
         faulty.get("k")
     faulty.close()
     assert inner.closed
+
+
+def test_a_crashed_handle_cannot_be_armed_again(faulty: FaultyStore) -> None:
+    faulty.crash()
+    with pytest.raises(SimulatedCrash):
+        faulty.get("k")
+    with pytest.raises(FaultMisuse, match="already crashed"):
+        faulty.crash()
+
+
+def test_create_results_pass_through_untouched() -> None:
+    class SloppyStore(MemoryStore):
+        def put_if_absent(self, key: str, data: bytes) -> bool:
+            return None  # type: ignore[return-value]  # a broken store the suite must see
+
+    assert FaultyStore(SloppyStore()).put_if_absent("k", b"") is None

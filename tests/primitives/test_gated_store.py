@@ -319,3 +319,78 @@ def test_context_manager_passes_a_clean_script(inner: MemoryStore) -> None:
         gate.release()
         writer.result()
     assert inner.get("k") == b"v"
+
+
+# -- hooks ---------------------------------------------------------------------------
+
+
+def test_hook_runs_a_competitor_between_commit_and_return(inner: MemoryStore,
+                                                          gated: GatedStore) -> None:
+    rival = GatedStore(inner)       # another handle on the same records
+    hook = gated.at("put_if_absent", point="after_commit", key="wait-outcomes/*",
+                    do=lambda: rival.put_if_absent("wait-outcomes/w1", b"rival"))
+    assert gated.put_if_absent("wait-outcomes/w1", b"mine") is True
+    assert hook.fired_by == CallEvent("put_if_absent", "wait-outcomes/w1", "after_commit")
+    assert hook.result() is False                    # the rival lost: the create had landed
+    assert gated.calls == [CallEvent("put_if_absent", "wait-outcomes/w1", "before"),
+                           CallEvent("put_if_absent", "wait-outcomes/w1", "after_commit")]
+    gated.assert_all_gates_used()
+
+
+def test_hook_before_the_call_lets_the_competitor_land_first(inner: MemoryStore,
+                                                             gated: GatedStore) -> None:
+    gated.at("put_if_absent", key="k", do=lambda: inner.put("k", b"first"))
+    assert gated.put_if_absent("k", b"second") is False
+    assert inner.get("k") == b"first"
+
+
+def test_hook_fires_once_on_the_nth_match_and_its_own_calls_pass(gated: GatedStore) -> None:
+    seen: list[int] = []
+
+    def side_write() -> None:
+        gated.put("side", b"")
+        seen.append(1)
+
+    hook = gated.at("put", nth=2, do=side_write)
+    gated.put("a", b"")
+    gated.put("b", b"")
+    gated.put("c", b"")
+    assert seen == [1] and hook.fired_by is not None and hook.fired_by.key == "b"
+    assert [c.key for c in gated.calls if c.point == "before"] == ["a", "b", "side", "c"]
+
+
+def test_a_hook_action_that_raises_does_not_break_the_call_but_is_reported(
+        inner: MemoryStore, gated: GatedStore) -> None:
+    hook = gated.at("put", do=lambda: inner.get("/bad"))
+    gated.put("k", b"v")
+    assert inner.get("k") == b"v"
+    with pytest.raises(AssertionError, match="action raised InvalidKey"):
+        gated.assert_all_gates_used()
+    with pytest.raises(InvalidKey):
+        hook.result()
+    gated.assert_all_gates_used()                    # read now: no longer a problem
+
+
+def test_a_hook_that_never_fires_is_reported(gated: GatedStore) -> None:
+    hook = gated.at("delete", key="never", do=lambda: None)
+    with pytest.raises(GateMisuse, match="never fired"):
+        hook.result()
+    with pytest.raises(AssertionError, match="<hook delete before key='never'> never fired"):
+        gated.assert_all_gates_used()
+
+
+def test_at_refuses_what_cannot_fire(gated: GatedStore) -> None:
+    with pytest.raises(GateMisuse, match="unknown operation"):
+        gated.at("upsert", do=lambda: None)
+    with pytest.raises(GateMisuse, match="unknown point"):
+        gated.at("put", point="later", do=lambda: None)
+    with pytest.raises(GateMisuse, match="callable"):
+        gated.at("put", do=None)  # type: ignore[arg-type]
+
+
+def test_create_results_pass_through_untouched() -> None:
+    class SloppyStore(MemoryStore):
+        def put_if_absent(self, key: str, data: bytes) -> bool:
+            return None  # type: ignore[return-value]  # a broken store the suite must see
+
+    assert GatedStore(SloppyStore()).put_if_absent("k", b"") is None

@@ -88,3 +88,11 @@ def test_close_reaches_the_inner_store() -> None:
     inner = Closable()
     PrefixedStore(inner, "p").close()
     assert inner.closed
+
+
+def test_create_results_pass_through_untouched() -> None:
+    class SloppyStore(MemoryStore):
+        def put_if_absent(self, key: str, data: bytes) -> bool:
+            return None  # type: ignore[return-value]  # a broken store the suite must see
+
+    assert PrefixedStore(SloppyStore(), "p").put_if_absent("k", b"") is None
