@@ -43,7 +43,11 @@ def signal_from_other_process(wait_id: str, store_uri: str) -> dict[str, Any]:
 @click.command()
 @common_options
 def demo(store_uri: str, as_json: bool) -> None:
-    """Run examples/approval.yaml, signal its wait from a second process, resume, show it."""
+    """Run the approval example end to end.
+
+    Runs examples/approval.yaml until it suspends, signals its wait from a separate
+    process, resumes it and prints the finished run.
+    """
     if store_uri.lower().startswith("memory:"):
         fail("dw demo signals from a second process, which cannot see a memory:// store; "
              "use the default ./.dw or another shared store", json_mode=as_json,

@@ -16,7 +16,10 @@ from reference_engine.cli.views import render_record
 @click.command()
 @common_options
 def waits(store_uri: str, as_json: bool) -> None:
-    """List open waits by deadline, each with its next command (also times out and sweeps)."""
+    """List open waits, each with its next command.
+
+    Sorted by deadline. Also settles overdue waits as timed out and runs the sweep.
+    """
     with engine_session(store_uri) as engine:
         found = [dict(as_mapping(w)) for w in engine.open_waits()]
     if as_json:
@@ -56,7 +59,7 @@ def runs(store_uri: str, as_json: bool) -> None:
 @click.argument("run_id")
 @common_options
 def show(run_id: str, store_uri: str, as_json: bool) -> None:
-    """Show RUN_ID: its status, each step's status, output and error, and its journal."""
+    """Show one run: its steps and its journal."""
     with engine_session(store_uri) as engine:
         record: Mapping[str, Any] = as_mapping(engine.show(run_id))
     if as_json:
@@ -68,7 +71,11 @@ def show(run_id: str, store_uri: str, as_json: bool) -> None:
 @click.command()
 @common_options
 def sweep(store_uri: str, as_json: bool) -> None:
-    """Remove records of ended or deleted runs whose deadline passed over 24 h ago."""
+    """Remove old records of ended or deleted runs.
+
+    A record goes once its deadline is over 24 h past; old revisions and claims of
+    ended runs are pruned.
+    """
     with engine_session(store_uri) as engine:
         counts: Mapping[str, Any] = as_mapping(engine.sweep())
     if as_json:

@@ -77,7 +77,10 @@ def finish_run(view: Any, schema_for: SchemaLookup, *, as_json: bool, store_flag
 @click.pass_context
 def run(ctx: click.Context, file: Path, run_id: str | None, inputs: dict[str, str],
         store_uri: str, as_json: bool) -> None:
-    """Run the workflow in FILE until it finishes or suspends on a wait (exit 3)."""
+    """Run a workflow file until it finishes or suspends.
+
+    Exits 3 when the run suspends on a wait, and prints the next commands.
+    """
     from reference_engine.workflows.loader import load_workflow
 
     workflow = load_workflow(file)
@@ -92,7 +95,11 @@ def run(ctx: click.Context, file: Path, run_id: str | None, inputs: dict[str, st
 @common_options
 @click.pass_context
 def resume(ctx: click.Context, run_id: str, store_uri: str, as_json: bool) -> None:
-    """Continue RUN_ID using the stored outcomes of its waits (exit 3 if still suspended)."""
+    """Continue a run from its stored wait outcomes.
+
+    Takes no answer: deliver one first with dw signal or dw answer. Exits 3 if the run
+    suspends again.
+    """
     with engine_session(store_uri) as engine:
         view = engine.resume(run_id)
         lookup = record_schema_lookup(engine, run_id)
@@ -119,7 +126,10 @@ def _delivery_options(func: Any) -> Any:
 @click.pass_context
 def signal(ctx: click.Context, wait_id: str, payload: str, submitted_by: str | None,
            no_secret_detection: bool, store_uri: str, as_json: bool) -> None:
-    """Deliver PAYLOAD to the wait WAIT_ID, from any host; then dw resume continues the run."""
+    """Deliver a JSON answer to a wait, from any host.
+
+    The run changes only at the next dw resume (or dw serve).
+    """
     text = read_payload(payload)
     with engine_session(store_uri) as engine:
         delivery = engine.signal(wait_id, text, submitted_by=submitted_by,
@@ -137,7 +147,10 @@ def signal(ctx: click.Context, wait_id: str, payload: str, submitted_by: str | N
 def answer(ctx: click.Context, run_id: str, wait_id: str, payload: str,
            submitted_by: str | None, no_secret_detection: bool, store_uri: str,
            as_json: bool) -> None:
-    """Answer WAIT_ID of the suspended run RUN_ID with JSON ('-' reads stdin)."""
+    """Answer a wait of a named run (a checked dw signal).
+
+    JSON is the answer; '-' reads it from stdin.
+    """
     text = read_payload(payload)
     with engine_session(store_uri) as engine:
         delivery = engine.answer(run_id, wait_id, text, submitted_by=submitted_by,
@@ -158,7 +171,7 @@ def _print_delivery(delivery: Any, as_json: bool, store_flag: str) -> None:
 @common_options
 @click.pass_context
 def cancel(ctx: click.Context, run_id: str, store_uri: str, as_json: bool) -> None:
-    """Cancel RUN_ID: settle its open waits as cancelled and end the run."""
+    """Cancel a run and its open waits."""
     with engine_session(store_uri) as engine:
         view = engine.cancel(run_id)
     plain = as_mapping(view)
@@ -172,7 +185,7 @@ def cancel(ctx: click.Context, run_id: str, store_uri: str, as_json: bool) -> No
 @click.argument("run_id")
 @common_options
 def delete(run_id: str, store_uri: str, as_json: bool) -> None:
-    """Delete RUN_ID and every record it owns (revisions, waits, outcomes, claims)."""
+    """Delete a run and every record it owns."""
     with engine_session(store_uri) as engine:
         engine.delete(run_id)
     if as_json:

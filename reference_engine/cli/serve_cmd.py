@@ -38,7 +38,10 @@ def stop_on_sigterm(stop: threading.Event) -> Iterator[None]:
               type=click.FloatRange(min=0.01), help="Pause between passes.")
 @common_options
 def serve(once: bool, interval: float, store_uri: str, as_json: bool) -> None:
-    """Resume every suspended run whose waits all have outcomes; loop until SIGTERM or Ctrl-C."""
+    """Resume runs whose waits all have outcomes.
+
+    Loops until Ctrl-C or SIGTERM; --once makes one pass.
+    """
     stop = threading.Event()
     with engine_session(store_uri) as engine, stop_on_sigterm(stop):
         if not once:

@@ -16,7 +16,7 @@ from reference_engine.stores.keys import validate_key, validate_prefix
 
 @click.group()
 def store() -> None:
-    """Read and write raw records of a store (ls, cat, put, create, rm)."""
+    """Read and write raw records of a store."""
 
 
 @store.command("ls")
@@ -87,7 +87,10 @@ def put(key: str, data: str | None, store_uri: str, as_json: bool) -> None:
               help="The record's content (UTF-8); read from stdin when omitted.")
 @common_options
 def create(key: str, data: str | None, store_uri: str, as_json: bool) -> None:
-    """Create KEY only if absent (put_if_absent): exit 0 if this call won, 1 if it existed."""
+    """Create KEY only if absent (put_if_absent).
+
+    Exits 0 if this call created it, 1 if the key already existed.
+    """
     validate_key(key, op="put_if_absent")
     payload = _payload_bytes(data)
     with opened_store(store_uri) as handle:

@@ -114,9 +114,12 @@ def test_invalid_payload_names_the_path_never_the_value(dw: Invoke, flow: Path) 
     assert "invalid_payload" in result.stderr and "approved" in result.stderr
 
 
-@pytest.mark.parametrize("text", ['{"approved": NaN}', '{"approved": true, "approved": false}',
-                                  "{not json", '{"__proto__": {}, "approved": true}',
-                                  "[" * 40 + "]" * 40, '{"approved": true, "x": "' + "a" * 17000 + '"}'])
+BAD_PAYLOADS = ['{"approved": NaN}', '{"approved": true, "approved": false}', "{not json",
+                '{"__proto__": {}, "approved": true}', "[" * 40 + "]" * 40,
+                '{"approved": true, "x": "' + "a" * 17000 + '"}']
+
+
+@pytest.mark.parametrize("text", BAD_PAYLOADS)
 def test_bad_payloads_are_refused_and_the_wait_stays_open(dw: Invoke, flow: Path,
                                                          text: str) -> None:
     _, wait_id = suspended_run(dw, flow)
@@ -233,11 +236,16 @@ def test_a_store_without_create_refuses_waiting_workflows(invoke: Invoke, flow: 
     assert json.loads(result.stdout)["error"]["refusal"] == "unsupported"
 
 
-@pytest.mark.parametrize("text", ["jobs: [", "name: x\njobs:\n  a:\n    steps:\n"
-                                  "      - {name: s, sleep: 1}\n      - {name: s, log: hi}\n",
-                                  "name: x\njobs:\n  a: {depends_on: [b], steps: [{name: s, log: x}]}\n"
-                                  "  b: {depends_on: [a], steps: [{name: t, log: y}]}\n",
-                                  "\x00\xff"])
+BAD_FLOWS = [
+    "jobs: [",
+    "name: x\njobs:\n  a:\n    steps:\n      - {name: s, sleep: 1}\n      - {name: s, log: hi}\n",
+    "name: x\njobs:\n  a: {depends_on: [b], steps: [{name: s, log: x}]}\n"
+    "  b: {depends_on: [a], steps: [{name: t, log: y}]}\n",
+    "\x00\xff",
+]
+
+
+@pytest.mark.parametrize("text", BAD_FLOWS)
 def test_bad_workflow_files_are_one_line(dw: Invoke, tmp_path: Path, text: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(text, encoding="utf-8", errors="surrogateescape")
