@@ -1,62 +1,340 @@
-"""The engine facade: one object per store and clock, one method per ``dw`` command."""
+"""The engine facade: one object per store and clock, one method per ``dw`` command.
+
+Every refusal raises :class:`~reference_engine.refusals.Refusal`. The store and the
+clock are always passed in; ``sleeper`` (default ``time.sleep``) serves the workflow
+``sleep:`` step and the wait for a possibly dead claim holder, so tests pass
+``FakeClock.advance`` and never sleep.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import time
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from reference_engine.claims import Claim, ClaimBook
 from reference_engine.clock import Clock
+from reference_engine.executor import (
+    Executor,
+    FencedSaver,
+    OpenWaits,
+    apply_outcomes,
+    journal_event,
+    run_view,
+)
+from reference_engine.lifecycle import (
+    delete_run_records,
+    end_run,
+    finish_cleanup,
+    has_leftovers,
+    list_open_waits,
+    sweep,
+)
+from reference_engine.records.decoding import Absent, Found, iso
+from reference_engine.records.run import (
+    CANCELLED,
+    FAILED,
+    RUNNING,
+    SUCCEEDED,
+    SUSPENDED,
+    RunRecord,
+)
+from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
-from reference_engine.stores.contract import ControlPlaneStore
+from reference_engine.refusals import Refusal
+from reference_engine.stores.contract import ControlPlaneStore, supports_create
+from reference_engine.stores.keys import key_problem
+from reference_engine.waits.delivery import Request, deliver
+from reference_engine.waits.outcomes import WaitFacts, outcome_at
+from reference_engine.waits.registration import read_registration
 from reference_engine.workflows.model import Workflow
 
 __all__ = ["Delivery", "Engine", "OpenWait", "ReceiptView", "RunView", "WaitView"]
+
+
+def _store_name(store: object) -> str:
+    return getattr(store, "name", None) or type(store).__name__
 
 
 class Engine:
     """Runs, resumes, signals, answers, cancels and sweeps workflow runs on one store."""
 
     def __init__(self, store: ControlPlaneStore, clock: Clock, *, host: str | None = None,
-                 lease_ttl_ms: int = 30_000, progress: Callable[[str], None] | None = None
-                 ) -> None:
+                 lease_ttl_ms: int = 30_000, progress: Callable[[str], None] | None = None,
+                 sleeper: Callable[[float], None] | None = None,
+                 claim_patience: bool = True) -> None:
         self.store = store
         self.clock = clock
         self.host = host
         self.lease_ttl_ms = lease_ttl_ms
-        self.progress = progress
+        self.progress = progress or (lambda _msg: None)
+        self.sleeper = sleeper if sleeper is not None else time.sleep
+        self.creates = supports_create(store)
+        self.claims = ClaimBook(store, clock, host=host, ttl_ms=lease_ttl_ms,
+                                sleeper=self.sleeper, patience=claim_patience)
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def _unsupported(self, what: str) -> Refusal:
+        return Refusal("unsupported", f"Store {_store_name(self.store)} has no put_if_absent, "
+                       f"so it cannot {what}. Use a store with the write-once create, such as "
+                       "the default ./.dw", {"capability": "put_if_absent"})
+
+    def _record(self, run_id: str) -> RunRecord:
+        newest = newest_revision(self.store, run_id)
+        if newest.n == 0:
+            raise Refusal("run_not_found", f"No run has the id {run_id}. List the runs: dw runs",
+                          {"runId": run_id})
+        if not isinstance(newest.decoded, Found):
+            raise Refusal("unreadable", f"The newest revision of run {run_id} cannot be read; "
+                          f"the engine will not guess at it. Inspect it: dw show {run_id}",
+                          {"runId": run_id, "rev": newest.n})
+        return newest.decoded.record
+
+    def _release(self, claim: Claim | None) -> None:
+        if claim is not None:
+            claim.release()
+
+    def _release_quietly(self, claim: Claim | None) -> None:
+        """After a refusal or a store error, let go of the claim if we still can, so the
+        next resume need not wait for the lease to go stale. A crash (BaseException) never
+        gets here: a killed process writes nothing more."""
+        with contextlib.suppress(Exception):  # the original error is what the caller sees
+            self._release(claim)
+
+    def _drive(self, workflow: Workflow, record: RunRecord, claim: Claim | None,
+               saver: FencedSaver) -> RunView:
+        """Execute from ``record``; suspend or end the run; release the claim."""
+        try:
+            executor = Executor(self.store, self.clock, workflow, record, saver, claim=claim,
+                                sleeper=self.sleeper, progress=self.progress)
+            record = executor.execute()
+            if record.status != SUSPENDED:
+                status = executor.final_status()
+                record = end_run(self.store, record, status, self.clock.now(), saver,
+                                 {"type": "run_ended", "status": status})
+                self.progress(f"run {record.run_id} {status}")
+        except Exception:
+            self._release_quietly(claim)
+            raise
+        self._release(claim)
+        return run_view(record)
+
+    # --- run, resume --------------------------------------------------------------------
 
     def run(self, workflow: Workflow, *, run_id: str | None = None,
             inputs: Mapping[str, str] | None = None) -> RunView:
-        raise NotImplementedError
+        """Start a run; returns it suspended, succeeded or failed."""
+        if workflow.has_wait() and not self.creates:
+            raise self._unsupported(f"hold the waits of workflow {workflow.name}")
+        if inputs:
+            from reference_engine.workflows.loader import with_inputs
+
+            workflow = with_inputs(workflow, inputs)
+        run_id = str(uuid.uuid4()) if run_id is None else run_id.strip()
+        problem = key_problem(run_id) if "/" not in run_id else "it contains '/'"
+        if problem:
+            raise ValueError(f"run id is not usable as one key segment ({problem}); "
+                             "pass --run-id with letters, digits and dashes")
+        exists = Refusal("run_exists", f"Run {run_id} already exists. Pick another --run-id, or "
+                         f"delete the old run first: dw delete {run_id}", {"runId": run_id})
+        if revision_numbers(self.store, run_id):
+            raise exists
+        claim: Claim | None = None
+        if self.creates:
+            try:
+                claim = self.claims.take(run_id, patience=False)
+            except Refusal:
+                if revision_numbers(self.store, run_id):
+                    raise exists from None
+                raise
+        now = self.clock.now()
+        record = RunRecord(
+            run_id=run_id, workflow=workflow.name, source=dict(workflow.source),
+            run_nonce=str(uuid.uuid4()), rev=0, status=RUNNING,
+            generation=claim.generation if claim else 0, created_at=now, updated_at=now,
+            inputs=dict(workflow.inputs),
+            journal=(journal_event({"type": "run_started", "at": now}),),
+        )
+        saver = FencedSaver(self.store, self.clock, claim, self.creates)
+        try:
+            record = saver(record)
+        except Refusal:
+            self._release(claim)
+            raise exists from None
+        self.progress(f"run {run_id} of {workflow.name} started")
+        return self._drive(workflow, record, claim, saver)
 
     def resume(self, run_id: str) -> RunView:
-        raise NotImplementedError
+        """Apply stored outcomes to the run's waiting steps and continue it."""
+        return self._resume(run_id, patience=None)
+
+    def _resume(self, run_id: str, *, patience: bool | None) -> RunView:
+        from reference_engine.workflows.loader import parse_workflow
+
+        if not self.creates:
+            raise self._unsupported("resume a run")
+        self._record(run_id)  # run_not_found before any claim is written
+        claim = self.claims.take(run_id, patience=patience)
+        try:
+            record = self._record(run_id)
+            if record.status in (FAILED, CANCELLED):
+                if has_leftovers(self.store, record):
+                    finish_cleanup(self.store, record)
+                raise Refusal("not_suspended", f"Run {run_id} has {record.status}; there is "
+                              f"nothing to resume. See it: dw show {run_id}",
+                              {"runId": run_id, "status": record.status})
+            if record.status == SUCCEEDED:
+                if has_leftovers(self.store, record):
+                    finish_cleanup(self.store, record)
+                self._release(claim)
+                return run_view(record)
+            workflow = parse_workflow(record.source)
+            saver = FencedSaver(self.store, self.clock, claim, True)
+            try:
+                applied, _count = apply_outcomes(self.store, record, self.clock.now())
+            except OpenWaits as open_waits:
+                name, step = open_waits.open_steps[0]
+                wait_id = step.wait.id if step.wait else "?"
+                raise Refusal("open_wait", f"Step {name} in job {step.job} of run {run_id} is "
+                              "still waiting for a signal. Send it first: "
+                              f"dw signal {wait_id} --payload '<json>'",
+                              {"runId": run_id, "waitId": wait_id, "step": name}) from None
+            if applied != record:
+                # The consume: this one revision applies every outcome and its journal event,
+                # and it is saved before any later step runs.
+                record = saver(applied)
+        except Exception:
+            self._release_quietly(claim)
+            raise
+        return self._drive(workflow, record, claim, saver)
+
+    # --- delivery ---------------------------------------------------------------------
 
     def signal(self, wait_id: str, payload: str, *, submitted_by: str | None = None,
                secret_detection: bool = True) -> Delivery:
-        raise NotImplementedError
+        if not self.creates:
+            raise self._unsupported("accept a signal")
+        return deliver(self.store, self.clock,
+                       Request(wait_id, payload, submitted_by, secret_detection))
 
     def answer(self, run_id: str, wait_id: str, payload: str, *,
                submitted_by: str | None = None, secret_detection: bool = True) -> Delivery:
-        raise NotImplementedError
+        if not self.creates:
+            raise self._unsupported("accept an answer")
+        return deliver(self.store, self.clock,
+                       Request(wait_id, payload, submitted_by, secret_detection, run_id))
+
+    # --- cancel, delete ---------------------------------------------------------------
 
     def cancel(self, run_id: str) -> RunView:
-        raise NotImplementedError
+        if not self.creates:
+            raise self._unsupported("cancel a run")
+        self._record(run_id)
+        claim = self.claims.take(run_id)
+        try:
+            record = self._record(run_id)
+            if record.status == CANCELLED:
+                finish_cleanup(self.store, record)  # idempotent; completes a crashed cancel
+            elif record.status in (SUCCEEDED, FAILED):
+                raise Refusal("not_suspended", f"Run {run_id} already {record.status}; only a "
+                              f"running or suspended run can be cancelled. See it: "
+                              f"dw show {run_id}", {"runId": run_id, "status": record.status})
+            else:
+                saver = FencedSaver(self.store, self.clock, claim, True)
+                record = end_run(self.store, record, CANCELLED, self.clock.now(), saver,
+                                 {"type": "run_cancelled"})
+                self.progress(f"run {run_id} cancelled")
+        except Exception:
+            self._release_quietly(claim)
+            raise
+        self._release(claim)
+        return run_view(record)
 
     def delete(self, run_id: str) -> None:
-        raise NotImplementedError
+        newest = newest_revision(self.store, run_id)
+        if newest.n == 0:
+            raise Refusal("run_not_found", f"No run has the id {run_id}. List the runs: dw runs",
+                          {"runId": run_id})
+        if self.creates:
+            self.claims.take(run_id)
+        wait_ids: set[str] = set()
+        if isinstance(newest.decoded, Found):
+            wait_ids.update(newest.decoded.record.wait_refs())
+        delete_run_records(self.store, run_id, wait_ids)
+        self.progress(f"run {run_id} deleted")
+
+    # --- listing ----------------------------------------------------------------------
 
     def open_waits(self) -> list[OpenWait]:
-        raise NotImplementedError
+        """Open waits by deadline; settles overdue ones, then runs the sweep."""
+        waits = list_open_waits(self.store, self.clock.now())
+        self.sweep()
+        return waits
 
     def runs(self) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        found = []
+        for run_id in run_ids(self.store):
+            newest = newest_revision(self.store, run_id)
+            if isinstance(newest.decoded, Found):
+                r = newest.decoded.record
+                found.append({"runId": run_id, "workflow": r.workflow, "status": r.status,
+                              "updatedAt": iso(r.updated_at)})
+            elif not isinstance(newest.decoded, Absent):
+                found.append({"runId": run_id, "workflow": "", "status": "unreadable",
+                              "updatedAt": ""})
+        return found
 
     def show(self, run_id: str) -> dict[str, Any]:
-        raise NotImplementedError
+        r = self._record(run_id)
+        steps = {}
+        for name, s in r.steps.items():
+            entry: dict[str, Any] = {"status": s.status, "output": s.output, "error": s.error,
+                                     "job": s.job}
+            if s.wait is not None:
+                entry["wait"] = {"id": s.wait.id, "deadline": iso(s.wait.deadline),
+                                 "schema": dict(s.wait.schema)}
+            steps[name] = entry
+        return {"runId": r.run_id, "workflow": r.workflow, "status": r.status, "rev": r.rev,
+                "createdAt": iso(r.created_at), "updatedAt": iso(r.updated_at),
+                "inputs": dict(r.inputs), "jobs": dict(r.jobs), "steps": steps,
+                "journal": [dict(e) for e in r.journal], "legacy": r.legacy}
 
     def sweep(self) -> dict[str, int]:
-        raise NotImplementedError
+        return sweep(self.store, self.clock.now()).to_json()
+
+    # --- the scheduler ----------------------------------------------------------------
+
+    def _ready(self, record: RunRecord) -> bool:
+        now = self.clock.now()
+        for step in record.waiting_steps().values():
+            assert step.wait is not None
+            reg = read_registration(self.store, step.wait.id)
+            raw = reg.raw if isinstance(reg, Found) else None
+            facts = WaitFacts.of(step.wait.id, record.run_id, record.workflow,
+                                 step.wait.deadline, raw)
+            if isinstance(outcome_at(self.store, facts, now), Absent):
+                return False
+        return True
 
     def serve_once(self) -> list[str]:
-        raise NotImplementedError
+        """One scheduler pass: resume each suspended run whose waits all have outcomes."""
+        if not self.creates:
+            raise self._unsupported("serve runs")
+        resumed = []
+        for run_id in run_ids(self.store):
+            newest = newest_revision(self.store, run_id)
+            if not isinstance(newest.decoded, Found):
+                continue
+            record = newest.decoded.record
+            if record.status != SUSPENDED or not self._ready(record):
+                continue
+            try:
+                self._resume(run_id, patience=False)
+            except Refusal as refusal:
+                self.progress(f"serve: skipped run {run_id}: {refusal.kind}")
+                continue
+            resumed.append(run_id)
+        return resumed

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference_engine.records import keys
-from reference_engine.records.decoding import ABSENT, Absent, Decoded, Found, Unreadable
+from reference_engine.records.decoding import ABSENT, Absent, Decoded
 from reference_engine.records.io import create_then_read
 from reference_engine.records.outcome import (
     CANCELLED,
@@ -49,14 +49,13 @@ def read_outcome(store: Any, wait_id: str, run_id: str | None = None) -> Decoded
     return decode_outcome(store.get(keys.outcome_key(wait_id)), wait_id, run_id)
 
 
-def settle(store: Any, outcome: Outcome) -> Found[Outcome] | Unreadable:
-    """Create the outcome unless one exists, then return what is stored."""
+def settle(store: Any, outcome: Outcome) -> Decoded[Outcome]:
+    """Create the outcome unless one exists, then return what is stored.
+
+    Absent means the record was deleted between the create and the read: the run ended.
+    """
     stored = create_then_read(store, keys.outcome_key(outcome.wait_id), outcome.encode())
-    decoded = decode_outcome(stored, outcome.wait_id, outcome.run_id)
-    if isinstance(decoded, Absent):
-        # Deleted between our create and our read: the run ended; nothing is settled.
-        return Unreadable(f"outcome of wait {outcome.wait_id} vanished right after it settled")
-    return decoded
+    return decode_outcome(stored, outcome.wait_id, outcome.run_id)
 
 
 def outcome_at(store: Any, facts: WaitFacts, now: float) -> Decoded[Outcome]:

@@ -1,0 +1,441 @@
+"""The executor: walks a run's levels, saves fenced revisions, suspends on waits (SPEC §4.4).
+
+One :class:`Executor` drives one run under one claim. Jobs of a level run in threads;
+every record change goes through :meth:`Executor.update`, which holds one lock, so the
+owner's saves are serialized while siblings run. Saves are creates of the next revision
+(``put_if_absent`` then read-back); a lost create means another holder took the run,
+and the executor stops with ``busy`` and writes nothing more.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import subprocess
+import threading
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from reference_engine.claims import Claim
+from reference_engine.clock import Clock
+from reference_engine.records import keys
+from reference_engine.records.decoding import Found, Unreadable
+from reference_engine.records.io import create_then_read
+from reference_engine.records.outcome import ACCEPTED, CANCELLED, TIMED_OUT, Outcome
+from reference_engine.records.registration import Registration, fingerprint
+from reference_engine.records.run import (
+    FAILED,
+    RUNNING,
+    SUCCEEDED,
+    SUSPENDED,
+    WAITING,
+    RunRecord,
+    StepRecord,
+    WaitRef,
+)
+from reference_engine.records.views import RunView, WaitView
+from reference_engine.refusals import Refusal
+from reference_engine.waits.outcomes import WaitFacts, outcome_at
+from reference_engine.waits.registration import (
+    RegistrationTooLarge,
+    read_registration,
+    register,
+    wait_id_for,
+)
+from reference_engine.workflows.model import Job, Step, WaitSpec, Workflow
+
+JOB_DONE = ("succeeded", "failed", "skipped")
+JOB_WAITING = "waiting"
+MAX_OUTPUT_CHARS = 64 * 1024
+_FAILED_CALL = re.compile(r"failed\(\s*['\"]([^'\"]+)['\"]\s*\)")
+
+Saver = Callable[[RunRecord], RunRecord]
+
+
+def journal_event(event: Mapping[str, Any], *, bypass: bool = False) -> dict[str, Any]:
+    """A journal event after the secret filter (SPEC §4.8)."""
+    from reference_engine.secrets import filter_event
+
+    return filter_event(event, bypass=bypass)
+
+
+def step_output_for_signal(outcome: Outcome) -> dict[str, Any]:
+    assert outcome.receipt is not None
+    return {"type": "wait_for_signal", "payload": outcome.payload,
+            "signal": outcome.receipt.to_json()}
+
+
+def run_view(record: RunRecord) -> RunView:
+    waits = tuple(
+        WaitView(s.wait.id, s.job, name, s.wait.deadline)
+        for name, s in sorted(record.waiting_steps().items()) if s.wait is not None
+    )
+    return RunView(record.run_id, record.workflow, record.status, waits)
+
+
+class FencedSaver:
+    """Saves revision ``n+1`` of a run: a create carrying the claim generation, then a read.
+
+    Without ``put_if_absent`` (a store that cannot hold waits) it saves with ``put``,
+    unclaimed, as SPEC §4.9 allows for runs without waits.
+    """
+
+    def __init__(self, store: Any, clock: Clock, claim: Claim | None, creates: bool) -> None:
+        self.store = store
+        self.clock = clock
+        self.claim = claim
+        self.creates = creates
+
+    def __call__(self, record: RunRecord) -> RunRecord:
+        if self.claim is not None:
+            self.claim.ensure_held()
+        generation = self.claim.generation if self.claim is not None else 0
+        new = replace(record, rev=record.rev + 1, generation=generation,
+                      updated_at=self.clock.now())
+        data = new.encode()
+        key = keys.revision_key(new.run_id, new.rev)
+        if not self.creates:
+            self.store.put(key, data)
+            return new
+        stored = create_then_read(self.store, key, data)
+        if stored != data:
+            if self.claim is not None:
+                self.claim.lost = True
+            raise Refusal("busy", f"Run {new.run_id} is busy: another process saved revision "
+                          f"{new.rev} first, so this one stopped writing. See where it "
+                          f"stands: dw show {new.run_id}", {"runId": new.run_id})
+        return new
+
+
+class Executor:
+    """Runs the levels of one run from its own workflow snapshot."""
+
+    def __init__(self, store: Any, clock: Clock, workflow: Workflow, record: RunRecord,
+                 save: Saver, *, claim: Claim | None = None,
+                 sleeper: Callable[[float], None] | None = None,
+                 progress: Callable[[str], None] | None = None) -> None:
+        self.store = store
+        self.clock = clock
+        self.workflow = workflow
+        self.record = record
+        self._save = save
+        self.claim = claim
+        self.sleeper = sleeper
+        self.progress = progress or (lambda _msg: None)
+        self._lock = threading.RLock()
+
+    # --- record updates ---------------------------------------------------------------
+
+    def update(self, change: Callable[[RunRecord], RunRecord]) -> RunRecord:
+        """Apply ``change`` to the current record and save it, under the executor lock."""
+        with self._lock:
+            self.record = self._save(change(self.record))
+            return self.record
+
+    def context(self) -> dict[str, Any]:
+        with self._lock:
+            record = self.record
+        return {
+            "inputs": dict(record.inputs),
+            "steps": {n: {"outputs": s.output if s.output is not None else {},
+                          "status": s.status} for n, s in record.steps.items()},
+            "jobs": dict(record.jobs),
+        }
+
+    # --- levels -----------------------------------------------------------------------
+
+    def execute(self) -> RunRecord:
+        """Run until the run suspends or every level is done; returns the record.
+
+        An ended run is returned with its final status *unsaved* status fields set by
+        :meth:`final_status`; the caller runs the end-of-run lifetime (lifecycle.py).
+        """
+        for level in self.workflow.levels():
+            todo = [j for j in level if self.record.jobs.get(j) not in JOB_DONE]
+            self._run_level(todo)
+            if any(self.record.jobs.get(j) == JOB_WAITING for j in level):
+                self.update(lambda r: replace(r, status=SUSPENDED).with_event(
+                    journal_event({"type": "run_suspended", "at": self.clock.now()})))
+                self.progress(f"run {self.record.run_id} suspended on a wait")
+                return self.record
+        return self.record
+
+    def _run_level(self, jobs: list[str]) -> None:
+        if len(jobs) <= 1:
+            for name in jobs:
+                self._run_job(self.workflow.jobs[name])
+            return
+        errors: list[BaseException] = []
+
+        def work(job: Job) -> None:
+            try:
+                self._run_job(job)
+            except BaseException as exc:  # re-raised on the level's thread below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(self.workflow.jobs[n],),
+                                    name=f"job-{n}") for n in jobs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+
+    def final_status(self) -> str:
+        """``failed`` if a failed job was handled by no job that ran ``when: failed(...)``."""
+        jobs = self.record.jobs
+        failed = {n for n, s in jobs.items() if s == "failed"}
+        handled: set[str] = set()
+        for name, job in self.workflow.jobs.items():
+            if job.when and jobs.get(name) not in (None, "skipped"):
+                handled.update(_FAILED_CALL.findall(job.when))
+        return FAILED if failed - handled else SUCCEEDED
+
+    # --- jobs -------------------------------------------------------------------------
+
+    def _set_job(self, name: str, status: str, event: dict[str, Any] | None = None) -> None:
+        def change(r: RunRecord) -> RunRecord:
+            r = r.with_job(name, status)
+            return r.with_event(journal_event(event)) if event else r
+        self.update(change)
+
+    def _run_job(self, job: Job) -> None:
+        from reference_engine.workflows.expressions import evaluate_condition
+
+        status = self.record.jobs.get(job.name)
+        if status is None or status == "pending":
+            if job.when and not evaluate_condition(job.when, self.context()):
+                self._set_job(job.name, "skipped", {"type": "job_skipped", "job": job.name})
+                return
+            with self._lock:
+                self.record = self.record.with_job(job.name, RUNNING)
+        for step in job.steps:
+            verdict = self._run_step(job, step)
+            if verdict == JOB_WAITING:
+                self._set_job(job.name, JOB_WAITING)
+                return
+            if verdict == "failed":
+                self._set_job(job.name, "failed", {"type": "job_failed", "job": job.name})
+                return
+        self._set_job(job.name, "succeeded")
+
+    # --- steps ------------------------------------------------------------------------
+
+    def _iterations(self, step: Step) -> list[tuple[str, int, Any]]:
+        from reference_engine.workflows.expressions import evaluate
+
+        if step.for_each is None:
+            return [(step.name, 0, None)]
+        items = step.for_each
+        if isinstance(items, str):
+            items = evaluate(items, self.context())
+        if not isinstance(items, list):
+            items = [] if items is None else [items]
+        return [(f"{step.name}[{i}]", i, item) for i, item in enumerate(items)]
+
+    def _run_step(self, job: Job, step: Step) -> str:
+        """``ok``, ``failed`` (not allowed) or ``waiting``, over all of the step's iterations."""
+        waiting = False
+        failed = False
+        for name, index, item in self._iterations(step):
+            existing = self.record.steps.get(name)
+            if existing is not None and existing.status in ("succeeded", "skipped"):
+                continue
+            if existing is not None and existing.status == WAITING:
+                waiting = True
+                continue
+            if existing is not None and existing.status == FAILED:
+                failed = failed or not step.allow_failure
+                continue
+            if step.is_wait:
+                result = self._open_wait(job, step, name, index)
+            else:
+                result = self._run_plain(job, step, name, item)
+            waiting = waiting or result == WAITING
+            failed = failed or (result == FAILED and not step.allow_failure)
+        if failed:
+            return "failed"
+        return JOB_WAITING if waiting else "ok"
+
+    def _finish(self, job: Job, name: str, status: str, output: Any, error: str | None) -> str:
+        event = {"type": "step_finished", "job": job.name, "step": name, "status": status}
+        if error:
+            event["error"] = error
+
+        def change(r: RunRecord) -> RunRecord:
+            return r.with_step(name, StepRecord(job.name, status, output, error)).with_event(
+                journal_event(event))
+        self.update(change)
+        self.progress(f"{job.name}/{name}: {status}" + (f" ({error})" if error else ""))
+        return status
+
+    def _run_plain(self, job: Job, step: Step, name: str, item: Any) -> str:
+        from reference_engine.workflows.interpolate import interpolate
+
+        context = self.context()
+        if item is not None:
+            context["item"] = item
+        try:
+            if step.kind == "log":
+                message = interpolate(str(step.value), context["inputs"], context)
+                self.progress(message)
+                return self._finish(job, name, SUCCEEDED, {"message": message}, None)
+            if step.kind == "fail":
+                message = interpolate(str(step.value), context["inputs"], context)
+                return self._finish(job, name, FAILED, None, message)
+            if step.kind == "sleep":
+                self._sleep(float(step.value))
+                return self._finish(job, name, SUCCEEDED, {"seconds": step.value}, None)
+            if step.kind == "shell":
+                return self._shell(job, name, interpolate(str(step.value), context["inputs"],
+                                                          context))
+            if step.kind == "python":
+                return self._python(job, name, str(step.value), context)
+        except Refusal:
+            raise
+        except Exception as exc:  # a step's own failure; a crash (BaseException) passes
+            return self._finish(job, name, FAILED, None, f"{type(exc).__name__}: {exc}")
+        return self._finish(job, name, FAILED, None, f"unknown step kind {step.kind}")
+
+    def _sleep(self, seconds: float) -> None:
+        if self.sleeper is None:
+            return
+        chunk = self.claim.ttl / 3 if self.claim is not None else seconds
+        left = seconds
+        while left > 0:
+            part = min(chunk, left)
+            self.sleeper(part)
+            left -= part
+            if self.claim is not None:
+                self.claim.ensure_held()
+
+    def _shell(self, job: Job, name: str, command: str) -> str:
+        with self._keep_alive():
+            done = subprocess.run(command, shell=True, capture_output=True, text=True,
+                                  check=False)
+        output = (done.stdout + done.stderr)[-MAX_OUTPUT_CHARS:]
+        result = {"exit_code": done.returncode, "output": output}
+        if done.returncode != 0:
+            return self._finish(job, name, FAILED, result, f"exit code {done.returncode}")
+        return self._finish(job, name, SUCCEEDED, result, None)
+
+    def _python(self, job: Job, name: str, target: str, context: dict[str, Any]) -> str:
+        module_name, _, function_name = target.partition(":")
+        function = getattr(importlib.import_module(module_name), function_name)
+        frozen = types.MappingProxyType(json.loads(json.dumps(
+            {**context, "run_id": self.record.run_id})))
+        with self._keep_alive():
+            value = function(frozen)
+        try:
+            output = json.loads(json.dumps(value, allow_nan=False))
+        except (TypeError, ValueError):
+            return self._finish(job, name, FAILED, None,
+                                f"{target} returned a value that is not JSON")
+        return self._finish(job, name, SUCCEEDED, output, None)
+
+    def _keep_alive(self) -> Any:
+        import contextlib
+
+        return self.claim.keep_alive() if self.claim is not None else contextlib.nullcontext()
+
+    # --- waits ------------------------------------------------------------------------
+
+    def _open_wait(self, job: Job, step: Step, name: str, index: int) -> str:
+        """Register ``waits/<id>``, then save the step ``waiting_signal`` (in that order)."""
+        spec: WaitSpec = step.value
+        record = self.record
+        wait_id = wait_id_for(record.run_nonce, job.name, step.name, index, 1)
+        now = self.clock.now()
+        wanted = Registration(
+            wait_id=wait_id, workflow=record.workflow, run_id=record.run_id, job=job.name,
+            step=name, iteration=index, attempt=1, deadline=now + spec.timeout,
+            schema=dict(spec.schema), registered_at=now,
+        )
+        try:
+            registered = register(self.store, wanted).registration
+        except (RegistrationTooLarge, ValueError) as exc:
+            return self._finish(job, name, FAILED, None, str(exc))
+        ref = WaitRef(wait_id, dict(registered.schema), registered.deadline)
+        event = {"type": "wait_opened", "job": job.name, "step": name, "waitId": wait_id}
+
+        def change(r: RunRecord) -> RunRecord:
+            return r.with_step(name, StepRecord(job.name, WAITING, None, None, ref)).with_event(
+                journal_event(event))
+        self.update(change)
+        self.progress(f"{job.name}/{name}: waiting for a signal: dw signal {wait_id} "
+                      "--payload '<json>'")
+        return WAITING
+
+
+# --- resume: apply outcomes (SPEC §4.6 step 3) ------------------------------------------
+
+class OpenWaits(Exception):
+    """Some waiting step has no outcome yet; the resume is refused with ``open_wait``."""
+
+    def __init__(self, open_steps: list[tuple[str, StepRecord]]) -> None:
+        super().__init__("open waits")
+        self.open_steps = open_steps
+
+
+def apply_outcomes(store: Any, record: RunRecord, now: float) -> tuple[RunRecord, int]:
+    """The record with every waiting step settled from its outcome, and how many applied.
+
+    Raises :class:`OpenWaits` (nothing to save) when any wait has no outcome yet.
+    """
+    from reference_engine.payloads import PayloadError, validate_payload
+
+    updated = record
+    open_steps: list[tuple[str, StepRecord]] = []
+    applied = 0
+    for name, step in sorted(record.waiting_steps().items()):
+        ref = step.wait
+        assert ref is not None
+        reg = read_registration(store, ref.id)
+        reg_raw = reg.raw if isinstance(reg, Found) else None
+        schema = reg.record.schema if isinstance(reg, Found) else ref.schema
+        facts = WaitFacts.of(ref.id, record.run_id, record.workflow, ref.deadline, reg_raw)
+        decoded = outcome_at(store, facts, now)
+        if isinstance(decoded, Unreadable) or isinstance(reg, Unreadable):
+            updated = _fail_wait(updated, name, step, "wait_unreadable")
+            continue
+        if not isinstance(decoded, Found):
+            open_steps.append((name, step))
+            continue
+        outcome = decoded.record
+        expected_fp = fingerprint(reg_raw) if reg_raw is not None else ""
+        if outcome.fingerprint != expected_fp:
+            updated = _fail_wait(updated, name, step, "wait_unreadable")
+            continue
+        if outcome.kind == ACCEPTED:
+            try:
+                validate_payload(outcome.payload, schema)
+            except PayloadError:
+                updated = _fail_wait(updated, name, step, "wait_unreadable")
+                continue
+            assert outcome.receipt is not None
+            event = {"type": "answer_applied", "job": step.job, "step": name,
+                     "waitId": ref.id, "receiptId": outcome.receipt.id,
+                     "payload": outcome.payload}
+            bypass = not outcome.receipt.secret_detection
+            updated = updated.with_step(name, replace(
+                step, status=SUCCEEDED, output=step_output_for_signal(outcome), error=None,
+            )).with_event(journal_event(event, bypass=bypass))
+            applied += 1
+        elif outcome.kind == TIMED_OUT:
+            updated = _fail_wait(updated, name, step, "wait_timeout")
+        elif outcome.kind == CANCELLED:
+            updated = _fail_wait(updated, name, step, "cancelled")
+    if open_steps:
+        raise OpenWaits(open_steps)
+    jobs = {j: (RUNNING if s == JOB_WAITING else s) for j, s in updated.jobs.items()}
+    return replace(updated, jobs=jobs, status=RUNNING), applied
+
+
+def _fail_wait(record: RunRecord, name: str, step: StepRecord, error: str) -> RunRecord:
+    event = {"type": "wait_failed", "job": step.job, "step": name, "error": error}
+    return record.with_step(name, replace(step, status=FAILED, error=error)).with_event(
+        journal_event(event))

@@ -1,0 +1,184 @@
+"""A run's end, cancel, delete and the sweep (SPEC §3 "Lifetime", §4.7).
+
+End of a run, by its claim holder, in this order: settle ``cancelled`` on every open
+wait (a signal that won keeps its outcome), copy receipts and payloads into the run
+record and save, delete the registrations, delete the outcomes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from reference_engine.records import keys
+from reference_engine.records.decoding import Found, Unreadable
+from reference_engine.records.outcome import ACCEPTED
+from reference_engine.records.run import ENDED, WAITING, RunRecord
+from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
+from reference_engine.records.views import OpenWait
+from reference_engine.waits.outcomes import (
+    WaitFacts,
+    list_outcome_ids,
+    outcome_at,
+    read_outcome,
+    remove_outcome,
+    settle_cancelled,
+)
+from reference_engine.waits.registration import (
+    list_registration_ids,
+    read_registration,
+    remove_registration,
+)
+
+SWEEP_AFTER_S = 24 * 3600
+KEEP_REVISIONS = 3
+
+Saver = Callable[[RunRecord], RunRecord]
+
+
+def _facts(store: Any, record: RunRecord, wait_id: str, deadline: float) -> WaitFacts:
+    reg = read_registration(store, wait_id)
+    raw = reg.raw if isinstance(reg, Found) else None
+    return WaitFacts.of(wait_id, record.run_id, record.workflow, deadline, raw)
+
+
+def end_run(store: Any, record: RunRecord, status: str, now: float, save: Saver,
+            event: dict[str, Any]) -> RunRecord:
+    """Run the four lifetime steps and return the saved final record."""
+    from reference_engine.executor import _fail_wait, journal_event, step_output_for_signal
+
+    assert status in ENDED
+    final = record
+    # 1. settle cancelled on open waits; 2. copy what won into the record.
+    for name, step in sorted(record.waiting_steps().items()):
+        assert step.wait is not None
+        stored = settle_cancelled(store, _facts(store, record, step.wait.id,
+                                                step.wait.deadline), now)
+        if isinstance(stored, Found) and stored.record.kind == ACCEPTED:
+            step = replace(step, output=step_output_for_signal(stored.record))
+        final = _fail_wait(final.with_step(name, step), name, step, "cancelled")
+    final = replace(final, status=status).with_event(journal_event(event))
+    saved = save(final)
+    # 3. registrations, then 4. outcomes.
+    finish_cleanup(store, saved)
+    return saved
+
+
+def finish_cleanup(store: Any, record: RunRecord) -> None:
+    """Steps 3 and 4 of the lifetime; idempotent, so a retry after a crash completes them."""
+    wait_ids = sorted(record.wait_refs())
+    for wait_id in wait_ids:
+        remove_registration(store, wait_id)
+    for wait_id in wait_ids:
+        remove_outcome(store, wait_id)
+
+
+def has_leftovers(store: Any, record: RunRecord) -> bool:
+    return any(
+        store.get(key) is not None
+        for wait_id in record.wait_refs()
+        for key in (keys.wait_key(wait_id), keys.outcome_key(wait_id))
+    )
+
+
+def delete_run_records(store: Any, run_id: str, wait_ids: set[str]) -> None:
+    """Remove the run's outcomes, registrations, revisions, then its claims."""
+    for wid in list_registration_ids(store):
+        reg = read_registration(store, wid)
+        if isinstance(reg, Found) and reg.record.run_id == run_id:
+            wait_ids.add(wid)
+    for wid in list_outcome_ids(store):
+        out = read_outcome(store, wid)
+        if isinstance(out, Found) and out.record.run_id == run_id:
+            wait_ids.add(wid)
+    for wid in sorted(wait_ids):
+        remove_outcome(store, wid)
+    for wid in sorted(wait_ids):
+        remove_registration(store, wid)
+    for n in revision_numbers(store, run_id):
+        store.delete(keys.revision_key(run_id, n))
+    for key in store.list(keys.claims_prefix(run_id)):
+        store.delete(key)
+
+
+@dataclass
+class SweepCounts:
+    registrations: int = 0
+    outcomes: int = 0
+    claims: int = 0
+    revisions: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {"registrations": self.registrations, "outcomes": self.outcomes,
+                "claims": self.claims, "revisions": self.revisions}
+
+
+def sweep(store: Any, now: float) -> SweepCounts:
+    """Remove wait records of missing or ended runs past ``deadline + 24 h``; prune ended runs."""
+    counts = SweepCounts()
+    status: dict[str, str | None] = {}
+
+    def run_status(run_id: str) -> str | None:
+        if run_id not in status:
+            newest = newest_revision(store, run_id)
+            status[run_id] = (newest.decoded.record.status
+                              if isinstance(newest.decoded, Found) else
+                              None if newest.n == 0 else "unreadable")
+        return status[run_id]
+
+    def gone(run_id: str, deadline: float) -> bool:
+        state = run_status(run_id)
+        return (state is None or state in ENDED) and now > deadline + SWEEP_AFTER_S
+
+    for wid in list_registration_ids(store):
+        reg = read_registration(store, wid)
+        if isinstance(reg, Found) and gone(reg.record.run_id, reg.record.deadline):
+            remove_registration(store, wid)
+            counts.registrations += 1
+    for wid in list_outcome_ids(store):
+        out = read_outcome(store, wid)
+        if isinstance(out, Found) and gone(out.record.run_id, out.record.deadline):
+            remove_outcome(store, wid)
+            counts.outcomes += 1
+    for run_id in run_ids(store):
+        if run_status(run_id) not in ENDED:
+            continue
+        for key in store.list(keys.claims_prefix(run_id)):
+            store.delete(key)
+            counts.claims += 1
+        for n in revision_numbers(store, run_id)[:-KEEP_REVISIONS]:
+            store.delete(keys.revision_key(run_id, n))
+            counts.revisions += 1
+    return counts
+
+
+def list_open_waits(store: Any, now: float) -> list[OpenWait]:
+    """Registered waits not yet applied: open ones, and timed-out ones awaiting a resume.
+
+    Looking settles overdue waits as ``timed_out`` (lazy deadlines).
+    """
+    found: list[OpenWait] = []
+    for wid in list_registration_ids(store):
+        reg = read_registration(store, wid)
+        if not isinstance(reg, Found):
+            continue
+        r = reg.record
+        facts = WaitFacts.of(wid, r.run_id, r.workflow, r.deadline, reg.raw)
+        decoded = outcome_at(store, facts, now)
+        if isinstance(decoded, Found) and decoded.record.kind != "timed_out":
+            continue
+        if isinstance(decoded, Unreadable):
+            continue
+        expired = isinstance(decoded, Found)
+        newest = newest_revision(store, r.run_id)
+        if isinstance(newest.decoded, Found):
+            run = newest.decoded.record
+            step = run.steps.get(r.step)
+            if run.ended or (expired and (step is None or step.status != WAITING)):
+                continue
+        command = (f"dw resume {r.run_id}" if expired
+                   else f"dw signal {wid} --payload '<json>'")
+        found.append(OpenWait(wid, r.run_id, r.workflow, r.job, r.step, r.deadline,
+                              expired, command, dict(r.schema)))
+    return sorted(found, key=lambda w: (w.deadline, w.wait_id))
