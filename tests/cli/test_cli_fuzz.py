@@ -37,7 +37,8 @@ payload_text = st.one_of(st.text(max_size=60), json_values.map(json.dumps),
 @given(key=key_text, data=st.text(max_size=40))
 def test_store_put_accepts_exactly_the_valid_keys(invoke: Invoke, key: str, data: str) -> None:
     uri = f"memory://fuzz-{uuid.uuid4().hex}"
-    result = invoke(["store", "put", key, "--data", data, "--store", uri])
+    # "--" ends the options, so a key like "-0" is still a key.
+    result = invoke(["store", "put", "--data", data, "--store", uri, "--", key])
     if key_problem(key) is None:
         assert result.exit_code == 0, result.output
         assert open_store(uri).get(key) == data.encode("utf-8", "surrogateescape")
@@ -51,8 +52,8 @@ def test_store_put_accepts_exactly_the_valid_keys(invoke: Invoke, key: str, data
 def test_store_read_commands_never_trace(invoke: Invoke, key: str) -> None:
     uri = f"memory://fuzz-{uuid.uuid4().hex}"
     for command in ("cat", "create", "rm", "ls"):
-        invoke(["store", command, key, "--store", uri, "--data", "x"] if command == "create"
-               else ["store", command, key, "--store", uri])
+        invoke(["store", command, "--store", uri, "--data", "x", "--", key]
+               if command == "create" else ["store", command, "--store", uri, "--", key])
 
 
 SAFE_COMMANDS = ["store", "signal", "answer", "resume", "cancel", "delete", "waits", "runs",
