@@ -247,7 +247,7 @@ def _check_object_capabilities(obj: object, label: str) -> None:
 
 
 def _short_import_name(path: str) -> str:
-    return path.rpartition(":")[2].rpartition(".")[2].replace("_", "-")
+    return path.rpartition(":")[2].rpartition(".")[2]
 
 
 def _short_uri_name(uri: str) -> str:
