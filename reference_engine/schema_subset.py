@@ -16,7 +16,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from reference_engine.workflows.errors import WorkflowError
+from reference_engine.workflows.errors import WorkflowError, shown
 
 KEYWORDS = ("type", "enum", "required", "properties", "additionalProperties", "items",
             "minItems", "maxItems", "uniqueItems")
@@ -56,7 +56,7 @@ def _check(schema: Any, path: str, depth: int) -> None:
     for key, value in schema.items():
         if not isinstance(key, str):
             raise _fail(path, f"schema keywords are text, got {_kind(key)}")
-        here = f"{path}.{key}"
+        here = f"{path}.{shown(key, 40)}"
         if key == "default":
             raise _fail(here, "'default' is not supported because a wait has no default "
                         "answer; remove it")
@@ -65,7 +65,7 @@ def _check(schema: Any, path: str, depth: int) -> None:
                 raise _fail(here, f"'{key}' takes text")
             continue
         if key not in KEYWORDS:
-            raise _fail(here, f"keyword '{key[:60]}' is outside the supported subset; "
+            raise _fail(here, f"keyword '{shown(key)}' is outside the supported subset; "
                         f"use only {_SUPPORTED} (plus title, description)")
         _check_keyword(key, value, here, depth)
     low, high = schema.get("minItems"), schema.get("maxItems")
@@ -93,7 +93,7 @@ def _check_keyword(key: str, value: Any, here: str, depth: int) -> None:
         for name, sub in value.items():
             if not isinstance(name, str):
                 raise _fail(here, f"property names are text, got {_kind(name)}; quote it")
-            _check(sub, f"{here}.{name}", depth + 1)
+            _check(sub, f"{here}.{shown(name, 40)}", depth + 1)
     elif key == "additionalProperties":
         if not isinstance(value, bool):
             _check(value, here, depth + 1)

@@ -107,9 +107,10 @@ def _tokenize(text: str) -> list[_Token]:
                 i += 1
             tokens.append(_Token("ident", text[start:i], start))
         else:
+            shown = f"'{ch}' " if ch.isascii() and ch.isprintable() else ""
             raise ExpressionError(
-                f"unexpected character at position {i + 1}; expressions use names, quoted "
-                "text, numbers, ==, !=, and, or, not and parentheses")
+                f"unexpected character {shown}at position {i + 1}; expressions use names, "
+                "quoted text, numbers, ==, !=, and, or, not and parentheses")
     tokens.append(_Token("end", None, n))
     return tokens
 

@@ -31,7 +31,7 @@ import yaml
 
 from reference_engine.schema_subset import check_schema
 from reference_engine.stores.keys import key_problem
-from reference_engine.workflows.errors import WorkflowError
+from reference_engine.workflows.errors import WorkflowError, shown
 from reference_engine.workflows.expressions import Expression, compile_expression
 from reference_engine.workflows.interpolate import template_expressions
 from reference_engine.workflows.model import STEP_KINDS, Job, Step, WaitSpec, Workflow
@@ -153,7 +153,7 @@ def _plain_json(value: Any, origin: str) -> Any:
                 if not isinstance(key, str):
                     raise WorkflowError(f"{origin}: {where} has a key that is "
                                         f"{_kind(key)}, not text; quote the key")
-                out[key] = copy(sub, f"{where}.{key}", depth + 1)
+                out[key] = copy(sub, f"{where}.{shown(key, 40)}", depth + 1)
             return out
         raise WorkflowError(f"{origin}: {where} holds {_kind(item)}, which is not plain JSON; "
                             "quote it as text")
@@ -191,7 +191,7 @@ class _Checker:
                      what: str) -> None:
         for key in mapping:
             if key not in allowed:
-                raise self.fail(where, f"unknown key '{key[:60]}' in {what}; use only "
+                raise self.fail(where, f"unknown key '{shown(key)}' in {what}; use only "
                                 f"{', '.join(allowed)}")
 
     def name(self, value: Any, where: str, what: str) -> str:
@@ -215,11 +215,11 @@ class _Checker:
         inputs = self.mapping(top.get("inputs", {}), "inputs",
                               "'inputs' (input name -> default)")
         for key in inputs:
-            self.name(key, f"input '{key[:60]}'", "an input name")
+            self.name(key, f"input '{shown(key)}'", "an input name")
         jobs_raw = top.get("jobs")
         if not isinstance(jobs_raw, dict) or not jobs_raw:
             raise self.fail("jobs", "'jobs' must be a non-empty mapping of job name -> job")
-        jobs = {self.name(job_name, f"job '{job_name[:60]}'", "a job name"):
+        jobs = {self.name(job_name, f"job '{shown(job_name)}'", "a job name"):
                 self.job(job_name, raw) for job_name, raw in jobs_raw.items()}
         workflow = Workflow(name=name, inputs=inputs, jobs=jobs, source=self.source)
         self.check_graph(workflow)
@@ -271,7 +271,7 @@ class _Checker:
         kinds = [k for k in step if k in STEP_KINDS]
         for key in step:
             if key != "name" and key not in STEP_KINDS and key not in STEP_OPTIONS:
-                raise self.fail(where, f"unknown step kind or key '{key[:60]}'; a step has one "
+                raise self.fail(where, f"unknown step kind or key '{shown(key)}'; a step has one "
                                 f"of {', '.join(STEP_KINDS)}, plus optional "
                                 f"{', '.join(STEP_OPTIONS)}")
         if len(kinds) != 1:
@@ -342,7 +342,7 @@ class _Checker:
                     raise self.fail(f"job '{job.name}'", "it depends on itself; remove it from "
                                     "its own depends_on")
                 if dep not in workflow.jobs:
-                    raise self.fail(f"job '{job.name}'", f"depends_on names job '{dep[:60]}', "
+                    raise self.fail(f"job '{job.name}'", f"depends_on names job '{shown(dep)}', "
                                     "which does not exist; fix the name")
         state: dict[str, int] = {}  # 1 = on the path, 2 = done
 
@@ -395,23 +395,23 @@ class _Checker:
              steps: set[str], *, in_for_each: bool) -> None:
         for name in sorted(expr.inputs):
             if name not in workflow.inputs:
-                raise self.fail(where, f"it reads inputs.{name[:60]}, which the workflow does "
+                raise self.fail(where, f"it reads inputs.{shown(name)}, which the workflow does "
                                 "not declare; add it under inputs: with a default")
         for name in sorted(expr.jobs):
             if name not in workflow.jobs:
-                raise self.fail(where, f"it names job '{name[:60]}', which does not exist; "
+                raise self.fail(where, f"it names job '{shown(name)}', which does not exist; "
                                 "fix the name")
             if name not in jobs:
-                raise self.fail(where, f"it reads job '{name[:60]}', which this job does not "
+                raise self.fail(where, f"it reads job '{shown(name)}', which this job does not "
                                 "depend on; add it to depends_on")
         for name in sorted(expr.steps):
             base = name.split("[", 1)[0]
             if base not in self.step_owner:
-                raise self.fail(where, f"it reads step '{name[:60]}', which does not exist; "
+                raise self.fail(where, f"it reads step '{shown(name)}', which does not exist; "
                                 "fix the name")
             if base not in steps:
-                raise self.fail(where, f"it reads step '{name[:60]}' of job "
-                                f"'{self.step_owner[base]}', which has not run by then; add "
+                raise self.fail(where, f"it reads step '{shown(name)}' of job "
+                                f"'{shown(self.step_owner[base])}', which has not run by then; add "
                                 "that job to depends_on")
         if expr.uses_item and not in_for_each:
             raise self.fail(where, "it reads 'item', which exists only inside a step with "
@@ -436,7 +436,7 @@ def with_inputs(workflow: Workflow, overrides: Mapping[str, Any] | None) -> Work
         if key not in workflow.inputs:
             declared = ", ".join(sorted(workflow.inputs)) or "none"
             raise WorkflowError(f"workflow '{workflow.name}' declares no input "
-                                f"'{str(key)[:60]}' (declared: {declared}); add it under "
+                                f"'{shown(key)}' (declared: {declared}); add it under "
                                 "inputs: with a default, or fix the name")
     source = dict(workflow.source)
     source["inputs"] = {**dict(workflow.source.get("inputs", {})), **dict(overrides)}
