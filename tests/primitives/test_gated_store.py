@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from dw_testing.gates import CallEvent, GatedStore, GateMisuse, GateTimeout
@@ -394,3 +396,34 @@ def test_create_results_pass_through_untouched() -> None:
             return None  # type: ignore[return-value]  # a broken store the suite must see
 
     assert GatedStore(SloppyStore()).put_if_absent("k", b"") is None
+
+
+def test_eight_creates_parked_together_then_released_at_once_have_one_winner(
+        inner: MemoryStore, gated: GatedStore) -> None:
+    gate = gated.pause("put_if_absent", key="race", times=None)
+
+    def create(n: int) -> Callable[[], bool]:
+        return lambda: gated.put_if_absent("race", bytes([n]))
+
+    racers = [gated.spawn(create(n)) for n in range(8)]
+    gate.wait_reached(8)
+    assert inner.get("race") is None
+    gate.release()
+    assert sorted(r.result() for r in racers) == [False] * 7 + [True]
+
+
+def test_gates_compose_with_faults(inner: MemoryStore) -> None:
+    from dw_testing.faults import FaultyStore
+    from reference_engine.errors import TransientStoreError
+
+    gated = GatedStore(inner, timeout=5.0)
+    faulty = FaultyStore(gated)
+    faulty.inject("put_if_absent", "drop-response-after-commit")
+    gate = gated.pause("put_if_absent", point="after_commit")
+    creator = gated.spawn(lambda: faulty.put_if_absent("k", b"v"))
+    gate.wait_reached()
+    assert inner.get("k") == b"v"
+    gate.release()
+    with pytest.raises(TransientStoreError):
+        creator.result()
+    faulty.assert_all_hit()
