@@ -7,35 +7,46 @@ from typing import Any
 
 import click
 
-from reference_engine.cli.options import common_options
+from reference_engine.cli.hints import signal_command
+from reference_engine.cli.options import common_options, store_flag_for
 from reference_engine.cli.output import as_mapping, emit_json, say, table
 from reference_engine.cli.session import engine_session
 from reference_engine.cli.views import render_record
 
 
+def _next_command(wait: Any, plain: Mapping[str, Any], store_flag: str) -> str:
+    """A ready-to-paste signal command for an open wait; the engine's own for expired ones."""
+    schema = getattr(wait, "schema", None)
+    if not plain.get("expired") and isinstance(schema, Mapping) and schema:
+        return signal_command(str(plain.get("waitId", "")), schema, store_flag)
+    command = plain.get("nextCommand")
+    return f"{command}{store_flag}" if isinstance(command, str) and command else ""
+
+
 @click.command()
 @common_options
-def waits(store_uri: str, as_json: bool) -> None:
+@click.pass_context
+def waits(ctx: click.Context, store_uri: str, as_json: bool) -> None:
     """List open waits, each with its next command.
 
     Sorted by deadline. Also settles overdue waits as timed out and runs the sweep.
     """
+    store_flag = store_flag_for(ctx, store_uri)
     with engine_session(store_uri) as engine:
-        found = [dict(as_mapping(w)) for w in engine.open_waits()]
+        found = [(dict(as_mapping(w)), w) for w in engine.open_waits()]
     if as_json:
-        emit_json({"waits": found})
+        emit_json({"waits": [plain for plain, _ in found]})
         return
     if not found:
         say("no open waits")
         return
-    rows = [(w.get("waitId"), w.get("runId"), w.get("workflow"), w.get("step"),
-             w.get("deadline"), "expired" if w.get("expired") else "open") for w in found]
-    table("open waits", ["waitId", "runId", "workflow", "step", "deadline", "state"], rows,
-          id_columns=["waitId", "runId"])
-    for w in found:
-        command = w.get("nextCommand")
-        if isinstance(command, str) and command:
-            say(f"  {command}")
+    rows = [(w.get("waitId"), str(w.get("runId", ""))[:8], w.get("workflow"),
+             f"{w.get('job')}/{w.get('step')}", w.get("deadline"),
+             "expired" if w.get("expired") else "open") for w, _ in found]
+    table("open waits", ["waitId", "run", "workflow", "job/step", "deadline", "state"], rows,
+          id_columns=["waitId", "deadline"])
+    for plain, wait in found:
+        say(f"  run {plain.get('runId', '')}: {_next_command(wait, plain, store_flag)}")
 
 
 @click.command()
@@ -52,20 +63,22 @@ def runs(store_uri: str, as_json: bool) -> None:
         return
     rows = [(r.get("runId"), r.get("workflow"), r.get("status"), r.get("updatedAt"))
             for r in found]
-    table("runs", ["runId", "workflow", "status", "updated"], rows, id_columns=["runId"])
+    table("runs", ["runId", "workflow", "status", "updated"], rows,
+          id_columns=["runId", "updated"])
 
 
 @click.command()
 @click.argument("run_id")
 @common_options
-def show(run_id: str, store_uri: str, as_json: bool) -> None:
+@click.pass_context
+def show(ctx: click.Context, run_id: str, store_uri: str, as_json: bool) -> None:
     """Show one run: its steps and its journal."""
     with engine_session(store_uri) as engine:
         record: Mapping[str, Any] = as_mapping(engine.show(run_id))
     if as_json:
         emit_json(record)
     else:
-        render_record(record)
+        render_record(record, store_flag_for(ctx, store_uri))
 
 
 @click.command()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,10 +15,16 @@ JSON_KEY = "dw.json"
 COMMAND_KEY = "dw.command"
 
 
+PIPE_WIDTH = 160  # rich assumes 80 columns off a terminal, which would squeeze ids
+
+
 def stdout_console() -> Console:
     # Created per call so click's CliRunner (which swaps sys.stdout) sees the output.
     # markup=False: names and messages come from users and must print literally.
-    return Console(markup=False, highlight=False, soft_wrap=False)
+    console = Console(markup=False, highlight=False, soft_wrap=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = PIPE_WIDTH
+    return console
 
 
 def stderr_console() -> Console:
@@ -46,15 +53,17 @@ def progress(text: str) -> None:
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
           *, id_columns: Sequence[str] = ()) -> None:
-    """A rich table on stdout. Id columns never wrap, so they can be copied."""
+    """A rich table on stdout. Id columns never wrap or shrink, so they can be copied."""
+    cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
     grid = Table(title=title, title_justify="left", show_lines=False)
-    for name in columns:
+    for index, name in enumerate(columns):
         if name in id_columns:
-            grid.add_column(name, no_wrap=True, min_width=36, overflow="fold")
+            widest = max([len(name), *(len(row[index]) for row in cells)])
+            grid.add_column(name, no_wrap=True, min_width=widest)
         else:
             grid.add_column(name)
-    for row in rows:
-        grid.add_row(*("" if cell is None else str(cell) for cell in row))
+    for row in cells:
+        grid.add_row(*row)
     stdout_console().print(grid)
 
 
