@@ -197,7 +197,8 @@ class FaultyStore:
 
     @property
     def call_count(self) -> int:
-        """Store calls made through this wrapper (calls refused after a crash excluded)."""
+        """Store calls made through this wrapper, the crashing one included (calls refused
+        on the poisoned handle afterwards are not counted)."""
         with self._lock:
             return len(self.calls)
 
