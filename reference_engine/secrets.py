@@ -18,7 +18,8 @@ credential or credentials. So ``db_password``, ``API-Key``, ``apiKey``,
 ``x-auth-token``, ``client_secret`` and ``password_confirm`` match;
 ``token_count``, ``max_tokens``, ``tokenizer``, ``secretary`` and ``passwords`` do
 not. The field matches only when its value is a string that is non-empty after
-stripping whitespace.
+stripping whitespace and is not a ``[redacted:<rule>]`` marker (so a filtered
+event scans clean).
 
 **Failing closed.** A value the scanner cannot judge (any type other than JSON's:
 None, bool, int, float, str, mapping, list/tuple) raises :class:`SecretScanError`.
@@ -55,6 +56,7 @@ CREDENTIAL_ENDINGS = ("password", "passwd", "apikey", "secret", "secretkey", "se
 NEUTRAL_SUFFIXES = frozenset({"value", "val", "str", "string", "text", "raw", "plain",
                               "plaintext", "new", "old", "current", "confirm", "confirmation"})
 _BEARER_VALUE = re.compile(r"\s{0,8}(?i:bearer)\s{1,8}[A-Za-z0-9._~+/-]{8,}")
+_REDACTED = re.compile(r"\[redacted:[a-z_]{1,40}\]")
 _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
@@ -97,8 +99,8 @@ def scan_text(text: str) -> str | None:
 
 
 def _field_rule(key: str, value: Any) -> str | None:
-    if not isinstance(value, str) or not value.strip():
-        return None
+    if not isinstance(value, str) or not value.strip() or _REDACTED.fullmatch(value):
+        return None  # a redaction marker is what the filter leaves: scanning it again is quiet
     if is_credential_name(key):
         return "credential_field"
     if key.strip().lower() in ("authorization", "proxy-authorization") \
