@@ -102,3 +102,14 @@ def test_random_payloads_to_an_open_wait_never_trace(invoke: Invoke, tmp_path: P
                                                 "already_settled", "unreadable"}
 
     deliver()
+
+
+@FUZZ
+@given(wait_id=st.text(max_size=40), text=payload_text)
+def test_signals_to_unknown_waits_are_refused_and_write_nothing(invoke: Invoke, wait_id: str,
+                                                                 text: str) -> None:
+    uri = f"memory://fuzz-{uuid.uuid4().hex}"
+    result = invoke(["signal", "--payload", text, "--store", uri, "--json", "--", wait_id])
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["error"]["refusal"] == "unknown"
+    assert open_store(uri).list("") == []
