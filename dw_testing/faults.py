@@ -48,6 +48,9 @@ from typing import Any, NamedTuple, TypeVar
 
 from reference_engine.errors import StoreError, TransientStoreError
 
+__all__ = ["CrashPlan", "FaultMisuse", "FaultyStore", "InjectedFault", "SimulatedCrash",
+           "StoreCall"]
+
 STORE_OPS = ("put", "put_if_absent", "get", "delete", "list")
 FAULTS = ("raise-before", "drop-response-after-commit", "transient-once",
           "conflict-409-once", "false-to-winner")

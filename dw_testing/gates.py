@@ -38,6 +38,8 @@ from fnmatch import fnmatchcase
 from types import TracebackType
 from typing import Any, Generic, NamedTuple, TypeVar
 
+__all__ = ["CallEvent", "Gate", "GateMisuse", "GateTimeout", "GatedStore", "Hook", "Spawned"]
+
 STORE_OPS = ("put", "put_if_absent", "get", "delete", "list")
 POINTS = ("before", "after_commit")
 DEFAULT_TIMEOUT = 10.0
@@ -122,7 +124,7 @@ class Gate:
             return len(self._parked)
 
     def wait_reached(self, count: int = 1, *, timeout: float | None = None) -> CallEvent:
-        """Block until ``count`` calls have parked here in all; return the latest arrival.
+        """Block until ``count`` calls have parked here in all; return the ``count``-th.
 
         Raises :class:`GateTimeout` after ``timeout`` (default: the gate's), saying which
         call never arrived and what the store did see instead.
@@ -209,6 +211,8 @@ class Gate:
         else:
             hint = f"no call to {self.op} reached {self.point} at all"
         threads = self._owner._thread_summary()
+        if self._opened:
+            threads += " The gate was opened, so matching calls pass without parking."
         return (
             f"{self!r} was not reached within {limit} s: waited for {which} "
             f"(counting {self.matched} matching so far, parking from #{self.nth}); {hint}."
