@@ -259,3 +259,43 @@ def test_an_unreadable_workflow_path_is_one_line(dw: Invoke, tmp_path: Path) -> 
     folder = tmp_path / "dir.yaml"
     folder.mkdir()
     assert dw("run", str(folder)).exit_code == 2
+
+
+TWO_WAITS = WAIT_FLOW.replace("""      - name: done
+        log: "approved"
+""", """      - name: second
+        wait_for_signal: {timeout: 60, schema: {type: object, required: [who],
+                                                 properties: {who: {enum: [ann, bob]}}}}
+""")
+
+
+def test_resume_that_reaches_another_wait_exits_3_again(dw: Invoke, tmp_path: Path) -> None:
+    path = tmp_path / "two.yaml"
+    path.write_text(TWO_WAITS)
+    run_id, first = suspended_run(dw, path)
+    assert dw("signal", first, "--payload", APPROVE).exit_code == 0
+    again = dw("resume", run_id)
+    assert again.exit_code == 3
+    assert """--payload '{"who": "ann"}'""" in again.stdout
+    view = json.loads(dw("show", run_id, "--json").stdout)
+    assert view["status"] == "suspended"
+    assert view["steps"]["second"]["status"] == "waiting_signal"
+
+
+def test_human_output_carries_the_store_the_user_typed(dw: Invoke, flow: Path,
+                                                       mem_uri: str) -> None:
+    run_id, _ = suspended_run(dw, flow)
+    for args in (("waits",), ("show", run_id)):
+        text = dw(*args).stdout
+        assert f"""--payload '{APPROVE}' --store {mem_uri}""" in text, args
+    assert run_id in dw("show", run_id).stdout
+
+
+def test_human_output_leaves_out_the_default_store(invoke: Invoke, flow: Path,
+                                                   tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke(["run", str(flow)])
+    assert result.exit_code == 3
+    assert "--store" not in result.stdout
+    assert (tmp_path / ".dw").is_dir()
