@@ -145,7 +145,7 @@ class Engine:
         claim: Claim | None = None
         if self.creates:
             try:
-                claim = self.claims.take(run_id, patience=False)
+                claim = self.claims.take(run_id)
             except Refusal:
                 if revision_numbers(self.store, run_id):
                     raise exists from None
@@ -194,7 +194,10 @@ class Engine:
             workflow = parse_workflow(record.source)
             saver = FencedSaver(self.store, self.clock, claim, True)
             try:
-                applied, _count = apply_outcomes(self.store, record, self.clock.now())
+                # A suspended run needs every wait decided; a run left running by a dead
+                # owner first finishes its level, so its open waits simply stay open.
+                applied, _count = apply_outcomes(self.store, record, self.clock.now(),
+                                                 strict=record.status == SUSPENDED)
             except OpenWaits as open_waits:
                 name, step = open_waits.open_steps[0]
                 wait_id = step.wait.id if step.wait else "?"

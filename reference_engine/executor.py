@@ -381,10 +381,12 @@ class OpenWaits(Exception):
         self.open_steps = open_steps
 
 
-def apply_outcomes(store: Any, record: RunRecord, now: float) -> tuple[RunRecord, int]:
+def apply_outcomes(store: Any, record: RunRecord, now: float, *,
+                   strict: bool = True) -> tuple[RunRecord, int]:
     """The record with every waiting step settled from its outcome, and how many applied.
 
-    Raises :class:`OpenWaits` (nothing to save) when any wait has no outcome yet.
+    ``strict``: raise :class:`OpenWaits` (nothing to save) when any wait has no outcome
+    yet; otherwise such steps stay waiting.
     """
     from reference_engine.payloads import PayloadError, validate_payload
 
@@ -429,7 +431,7 @@ def apply_outcomes(store: Any, record: RunRecord, now: float) -> tuple[RunRecord
             updated = _fail_wait(updated, name, step, "wait_timeout")
         elif outcome.kind == CANCELLED:
             updated = _fail_wait(updated, name, step, "cancelled")
-    if open_steps:
+    if open_steps and strict:
         raise OpenWaits(open_steps)
     jobs = {j: (RUNNING if s == JOB_WAITING else s) for j, s in updated.jobs.items()}
     return replace(updated, jobs=jobs, status=RUNNING), applied
