@@ -60,6 +60,7 @@ class Expression:
     steps: frozenset[str] = frozenset()  # names read as steps.<name> (may be 's[0]')
     jobs: frozenset[str] = frozenset()  # jobs read by failed()/succeeded()/jobs.<name>
     uses_item: bool = False  # reads ``item`` (only valid inside a for_each step)
+    failed_jobs: frozenset[str] = frozenset()  # jobs named by failed(): a handled failure
 
 
 # ---------------------------------------------------------------------------- tokens
@@ -167,6 +168,7 @@ class _Parser:
         self.steps: set[str] = set()
         self.jobs: set[str] = set()
         self.uses_item = False
+        self.failed_jobs: set[str] = set()
 
     @property
     def tok(self) -> _Token:
@@ -275,6 +277,8 @@ class _Parser:
         job = self.take().value
         self.expect_op(")", f"to close {name}(...)")
         self.jobs.add(job)
+        if name == "failed":
+            self.failed_jobs.add(job)
         return ("call", name, job)
 
     def parse_path(self) -> Node:
@@ -324,7 +328,7 @@ def _compile(text: str) -> Expression:
     parser = _Parser(text)
     node = parser.parse()
     return Expression(text, node, frozenset(parser.inputs), frozenset(parser.steps),
-                      frozenset(parser.jobs), parser.uses_item)
+                      frozenset(parser.jobs), parser.uses_item, frozenset(parser.failed_jobs))
 
 
 # ---------------------------------------------------------------------------- evaluation

@@ -108,6 +108,8 @@ def test_compile_records_what_it_reads() -> None:
     assert expr.steps == {"s1", "s2[3]"}
     assert expr.jobs == {"j1", "j2"}
     assert expr.uses_item
+    assert expr.failed_jobs == {"j1"}
+    assert compile_expression("succeeded('a') or failed('b')").failed_jobs == {"b"}
     assert not compile_expression("inputs.a").uses_item
 
 
