@@ -170,7 +170,7 @@ def test_the_engine_is_right_when_the_store_misreports_the_winner(
 
 
 def test_a_lost_timeout_create_is_still_recognised(clock: FakeClock) -> None:
-    store, wait_id = _suspended(clock)
+    store, _wait_id = _suspended(clock)
     faulty = FaultyStore(store)
     faulty.inject("put_if_absent", "false-to-winner", key=keys.outcome_key("*"))
     clock.advance(4000)
