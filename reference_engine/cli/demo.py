@@ -41,20 +41,26 @@ def signal_from_other_process(wait_id: str, store_uri: str) -> dict[str, Any]:
 
 
 @click.command()
+@click.option("--print-workflow", is_flag=True,
+              help="Print the packaged approval.yaml and exit (to try it by hand with dw run).")
 @common_options
-def demo(store_uri: str, as_json: bool) -> None:
+def demo(print_workflow: bool, store_uri: str, as_json: bool) -> None:
     """Run the approval example end to end.
 
-    Runs examples/approval.yaml until it suspends, signals its wait from a separate
-    process, resumes it and prints the finished run.
+    Runs the packaged examples/approval.yaml until it suspends, signals its wait from a
+    separate process, resumes it and prints the finished run. To do the same by hand:
+    dw demo --print-workflow > approval.yaml, then dw run approval.yaml.
     """
+    source = resources.files("reference_engine").joinpath("examples", EXAMPLE)
+    if print_workflow:
+        click.echo(source.read_text(encoding="utf-8"), nl=False)
+        return
     if store_uri.lower().startswith("memory:"):
         fail("dw demo signals from a second process, which cannot see a memory:// store; "
              "use the default ./.dw or another shared store", json_mode=as_json,
              command="dw demo", kind="unsupported")
     from reference_engine.workflows.loader import load_workflow
 
-    source = resources.files("reference_engine").joinpath("examples", EXAMPLE)
     with resources.as_file(source) as path, engine_session(store_uri) as engine:
         workflow = load_workflow(path)
         note(f"1/3 running {EXAMPLE} on store {store_uri} until it suspends")

@@ -78,7 +78,7 @@ def dw() -> None:
 
     \b
     Quick start:   dw demo
-    Run a file:    dw run examples/approval.yaml
+    By hand:       dw demo --print-workflow > approval.yaml && dw run approval.yaml
     Every command takes --store URI (default ./.dw, or $DW_STORE) and --json.
     Exit codes: 0 success, 1 refused or failed, 2 usage error, 3 suspended.
     """

@@ -52,3 +52,11 @@ def test_serve_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
             proc.wait()
     assert proc.returncode == 0
     assert "Traceback" not in err and "stopped" in err
+
+
+def test_demo_prints_its_workflow_for_the_manual_flow(invoke: Invoke, tmp_path: Path) -> None:
+    text = invoke(["demo", "--print-workflow"]).stdout
+    assert "wait_for_signal" in text
+    path = tmp_path / "approval.yaml"
+    path.write_text(text)
+    assert invoke(["run", str(path), "--store", f"memory://demo-{tmp_path.name}"]).exit_code == 3
