@@ -21,7 +21,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from dw_testing.report import OUTCOME_ORDER
+from dw_testing.report import OUTCOME_ORDER, markdown_path
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 4
 PROFILE_NAMES = ("quick", "ci", "thorough")
@@ -151,7 +151,7 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
             console.print(f"{test['outcome']} {test['nodeid']}: {test['reason']}", markup=False,
                           highlight=False, soft_wrap=True)
         if report_path:
-            console.print(f"report: {target} (matrix: {target.with_suffix('.md')})",
+            console.print(f"report: {target} (matrix: {markdown_path(target)})",
                           markup=False, soft_wrap=True)
         console.print("outcomes, worst first: " + " > ".join(OUTCOME_ORDER), markup=False)
     sys.exit(exit_code(report, returncode))

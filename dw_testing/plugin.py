@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import secrets
+import sys
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -108,18 +109,21 @@ def _suite_dir() -> Path:
 
 def _add_suite(config: pytest.Config) -> None:
     """Add the suite's directory to the run, unless the user named paths explicitly."""
-    pytest.register_assert_rewrite(SUITE_PACKAGE)
     suite = _suite_dir()
     if config.option.dw_suite_only:
         config.args[:] = [str(suite)]
+    elif config.args_source == pytest.Config.ArgsSource.ARGS:
         return
-    if config.args_source == pytest.Config.ArgsSource.ARGS:
-        return
-    for arg in config.args:
-        path = Path(arg.split("::", 1)[0]).resolve()
-        if suite == path or path in suite.parents:
-            return
-    config.args.append(str(suite))
+    elif not any(_covers(arg, suite) for arg in config.args):
+        config.args.append(str(suite))
+    if SUITE_PACKAGE not in sys.modules:
+        # The suite's helper modules (not only its test_*.py files) get rewritten asserts.
+        pytest.register_assert_rewrite(SUITE_PACKAGE)
+
+
+def _covers(arg: str, suite: Path) -> bool:
+    path = Path(arg.split("::", 1)[0]).resolve()
+    return suite == path or path in suite.parents
 
 
 class DwSession:

@@ -155,10 +155,15 @@ def markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown_path(path: Path) -> Path:
+    """``out/report.json`` -> ``out/report.md`` (``x.md`` -> ``x.md.md``, never itself)."""
+    return path.with_name(path.name + ".md") if path.suffix == ".md" else path.with_suffix(".md")
+
+
 def write(report: Mapping[str, Any], path: Path) -> Path:
     """Write ``path`` (JSON) and ``path`` with suffix ``.md``; returns the Markdown path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    md_path = path.with_suffix(".md")
+    md_path = markdown_path(path)
     md_path.write_text(markdown(report), encoding="utf-8")
     return md_path

@@ -1,0 +1,67 @@
+"""Plugin tests run pytest inside pytest (pytester); ``stores_module`` writes stores to point at."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+STORES = '''
+import contextlib, os, pathlib, uuid
+from reference_engine.stores.memory import MemoryStore
+from dw_testing.spec import StoreSpec
+
+NAME = "plugin-test-" + uuid.uuid4().hex
+
+
+def dict_factory():
+    return MemoryStore(NAME)
+
+
+dict_factory.capabilities = {"cross_process": False}
+
+
+def typo_factory():
+    return MemoryStore(NAME)
+
+
+typo_factory.capabilities = {"teleport": True}
+
+
+class NoDelete(MemoryStore):
+    def delete(self, key):
+        pass  # leaves every key behind
+
+
+def leaky_factory():
+    return NoDelete(NAME + "-leaky")
+
+
+def _log(line):
+    with pathlib.Path("provider.log").open("a") as log:
+        log.write(f"{line} {os.getpid()}\\n")
+
+
+@contextlib.contextmanager
+def _counted():
+    _log("enter")
+    try:
+        yield StoreSpec(factory=lambda: MemoryStore(NAME + "-p"), capabilities={"cross_handle": True})
+    finally:
+        _log("exit")
+
+
+def counted_provider():
+    return _counted()
+
+
+spec_object = StoreSpec(factory=lambda: MemoryStore(NAME + "-s"))
+'''
+
+
+@pytest.fixture
+def stores_module(pytester: pytest.Pytester) -> pytest.Pytester:
+    """``dwstores.py`` importable by in-process and subprocess runs."""
+    pytester.makepyfile(dwstores=STORES)
+    pytester.syspathinsert()
+    return pytester

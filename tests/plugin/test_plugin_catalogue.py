@@ -1,0 +1,198 @@
+"""Store names, URIs, import paths, entry points and pyproject entries -> stores under test."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+CAPS_TEST = """
+import pytest
+
+def test_caps(dw_caps, dw_spec):
+    print("CAPS", dw_spec.name, sorted(k for k, v in dw_caps.items() if v))
+
+@pytest.mark.dw_requires("cross_process")
+def test_needs_cross_process(dw_child_target):
+    pass
+"""
+
+
+def _entry_point_dist(pytester: pytest.Pytester, name: str, target: str) -> None:
+    """A fake installed distribution on sys.path registering one dw_testing.stores entry."""
+    dist = pytester.mkdir("dwfake-0.1.dist-info")
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dwfake\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[dw_testing.stores]\n{name} = {target}\n")
+
+
+def test_dw_stores_lists_builtin_pyproject_and_entry_point_names(
+    stores_module: pytest.Pytester,
+) -> None:
+    stores_module.makepyprojecttoml(textwrap.dedent("""
+        [tool.dw-testing.stores.mine]
+        obj = "dwstores:dict_factory"
+        description = "my dict store"
+    """))
+    _entry_point_dist(stores_module, "fromep", "dwstores:dict_factory")
+    result = stores_module.runpytest("--dw-stores")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines_random([
+        "*mine*pyproject.toml*my dict store*", "*fromep*entry point dwstores:dict_factory*",
+        "*memory*built-in*", "*file*built-in*", "*sqlite*built-in*", "*moto *built-in*",
+        "*moto-serialized*", "*fake-gcs *", "*gcs-open-xb-example*",
+    ])
+    result.stdout.no_fnmatch_line("*collected*")
+
+
+def test_an_entry_point_name_runs_its_factory(stores_module: pytest.Pytester) -> None:
+    _entry_point_dist(stores_module, "fromep", "dwstores:dict_factory")
+    stores_module.makepyfile(test_caps=CAPS_TEST)
+    result = stores_module.runpytest("-s", "test_caps.py", "--dw-store=fromep")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*CAPS fromep *"])
+
+
+def test_pyproject_capabilities_override_the_factory_s(stores_module: pytest.Pytester) -> None:
+    stores_module.makepyprojecttoml(textwrap.dedent("""
+        [tool.dw-testing.stores.mine]
+        obj = "dwstores:dict_factory"
+        capabilities = {large_values = false, durable_reopen = true}
+    """))
+    stores_module.makepyfile(test_caps=CAPS_TEST)
+    result = stores_module.runpytest("-s", "test_caps.py", "--dw-store=mine")
+    expected = "CAPS mine ['cross_handle', 'distinguishes_conflict', 'durable_reopen', 'put_if_absent']"
+    assert expected in result.stdout.str()
+
+
+def test_a_pyproject_uri_entry_is_opened_by_uri(stores_module: pytest.Pytester) -> None:
+    db = stores_module.path / "x.db"
+    stores_module.makepyprojecttoml(
+        f'[tool.dw-testing.stores.lite]\nuri = "sqlite:///{db}"\n'
+    )
+    stores_module.makepyfile(test_caps=CAPS_TEST)
+    result = stores_module.runpytest("-s", "test_caps.py", "--dw-store=lite")
+    result.assert_outcomes(passed=2)
+    assert db.exists()
+
+
+@pytest.mark.parametrize("store, shown", [
+    ("dwstores:dict_factory", "dict_factory"),
+    ("dwstores:counted_provider", "counted_provider"),
+    ("dwstores:spec_object", "spec_object"),
+])
+def test_import_paths_name_factories_providers_and_specs(
+    stores_module: pytest.Pytester, store: str, shown: str
+) -> None:
+    stores_module.makepyfile(test_caps=CAPS_TEST)
+    result = stores_module.runpytest("-s", "-v", "test_caps.py", f"--dw-store={store}")
+    result.stdout.fnmatch_lines([f"*test_caps[[]{shown}[]]*CAPS {shown} *"])
+    result.assert_outcomes(passed=1, skipped=1)
+
+
+def test_a_provider_is_entered_once_per_session_and_exited(
+    stores_module: pytest.Pytester,
+) -> None:
+    stores_module.makepyfile(test_many="""
+        import pytest
+
+        @pytest.mark.parametrize("n", range(5))
+        def test_uses_store(dw_store, n):
+            dw_store.put("k", b"x")
+    """)
+    result = stores_module.runpytest("test_many.py", "--dw-store=dwstores:counted_provider")
+    result.assert_outcomes(passed=5)
+    log = (stores_module.path / "provider.log").read_text().split()
+    assert log[0::2] == ["enter", "exit"]
+
+
+def test_under_xdist_a_provider_is_entered_once_per_worker(
+    stores_module: pytest.Pytester,
+) -> None:
+    stores_module.makepyfile(test_many="""
+        import pytest
+
+        @pytest.mark.parametrize("n", range(8))
+        def test_uses_store(dw_store, n):
+            dw_store.put("k", b"x")
+    """)
+    result = stores_module.runpytest_subprocess(
+        "test_many.py", "--dw-store=dwstores:counted_provider", "-n", "2", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=8)
+    words = (stores_module.path / "provider.log").read_text().split()
+    entered = [pid for what, pid in zip(words[0::2], words[1::2], strict=True) if what == "enter"]
+    exited = [pid for what, pid in zip(words[0::2], words[1::2], strict=True) if what == "exit"]
+    assert len(entered) == len(set(entered)) <= 2
+    assert sorted(entered) == sorted(exited)
+
+
+def test_an_unknown_capability_in_pyproject_is_a_usage_error(
+    stores_module: pytest.Pytester,
+) -> None:
+    stores_module.makepyprojecttoml(textwrap.dedent("""
+        [tool.dw-testing.stores.mine]
+        obj = "dwstores:dict_factory"
+        capabilities = {cross_proces = true}
+    """))
+    result = stores_module.runpytest("--dw-store=mine")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cross_proces*known: cross_handle, cross_process*"])
+
+
+def test_an_unknown_capability_on_a_factory_is_a_usage_error(
+    stores_module: pytest.Pytester,
+) -> None:
+    result = stores_module.runpytest("--dw-store=dwstores:typo_factory")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*teleport*known:*"])
+
+
+def test_an_unknown_capability_in_dw_requires_is_an_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_typo="""
+        import pytest
+
+        @pytest.mark.dw_requires("put_if_absnet")
+        def test_typo(dw_store):
+            pass
+    """)
+    result = pytester.runpytest("test_typo.py", "--dw-store=memory")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*put_if_absnet*known:*put_if_absent*"])
+
+
+def test_an_unknown_store_name_lists_the_known_ones(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--dw-store=memroy")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown store name 'memroy'; known names: memory, file,*"])
+
+
+def test_an_undeclared_capability_skips_with_the_way_to_declare_it(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_caps=CAPS_TEST)
+    result = pytester.runpytest("-rs", "test_caps.py", "--dw-store=memory")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines([
+        "*store memory does not declare capability cross_process; declare it with*",
+    ])
+
+
+def test_the_file_store_gives_a_child_process_the_same_prefix(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_child="""
+        import subprocess, sys
+        import pytest
+
+        @pytest.mark.dw_requires("cross_process")
+        def test_child_writes(dw_store, dw_child_target):
+            code = (
+                "from dw_testing.catalogue import DwChildTarget; import sys; "
+                "DwChildTarget(sys.argv[1], sys.argv[2]).open().put('from-child', b'hi')"
+            )
+            subprocess.run([sys.executable, "-c", code, dw_child_target.uri,
+                            dw_child_target.prefix], check=True)
+            assert dw_store.get("from-child") == b"hi"
+            assert dw_child_target.prefix.startswith("dwc-")
+    """)
+    pytester.runpytest("test_child.py", "--dw-store=file").assert_outcomes(passed=1)

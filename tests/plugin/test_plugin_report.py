@@ -1,0 +1,271 @@
+"""--dw-report, capabilities per test, UNKNOWN, known deviations and the leftover-key check."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from dw_testing.deviations import KNOWN_DEVIATIONS, KnownDeviation, from_pyproject
+from dw_testing.report import REPORT_SCHEMA, ReportBuilder, worst
+
+MIXED = """
+import pytest
+from dw_testing.history.checker import BudgetExhausted, CheckResult
+
+DW_CAPABILITY = "put_if_absent"
+
+@pytest.mark.dw_requires("cross_handle")
+def test_passes(dw_store):
+    dw_store.put("k", b"v")
+
+@pytest.mark.dw_requires("cross_handle")
+def test_fails_on_file(dw_store, dw_spec):
+    assert dw_spec.name != "file", "file is broken here"
+
+def test_module_default(dw_store):
+    pass
+
+@pytest.mark.dw_requires("put_if_absent", "cross_process")
+def test_last_capability_counts(dw_store):
+    pass
+
+@pytest.mark.dw_engine
+def test_engine_level(dw_store):
+    pass
+
+@pytest.mark.dw_requires("durable_reopen")
+@pytest.mark.xfail(reason="documented gap", strict=True)
+def test_expected_failure(dw_store):
+    assert False
+
+def test_out_of_budget(dw_store, dw_spec):
+    if dw_spec.name == "memory":
+        raise BudgetExhausted(CheckResult(verdict="unknown", detail="budget of 10 steps spent"))
+"""
+
+
+def _report(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest("test_mixed.py", "--dw-report=out/report.json", *args)
+    return result, json.loads((pytester.path / "out" / "report.json").read_text())
+
+
+def _outcomes(report: dict[str, Any], store: str) -> dict[str, str]:
+    return {t["nodeid"].split("::")[1].split("[")[0]: t["outcome"]
+            for t in report["tests"] if t["store"] == store}
+
+
+def test_the_report_matches_its_schema_and_folds_outcomes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mixed=MIXED)
+    result, report = _report(pytester, "--dw-store=memory", "--dw-store=file", "--dw-seed=7")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    jsonschema.validate(report, REPORT_SCHEMA)
+    assert report["store"] == ["memory", "file"] and report["stores"] == ["memory", "file"]
+    assert (report["profile"], report["seed"]) == ("ci", 7)
+    assert _outcomes(report, "memory") == {
+        "test_passes": "PASS", "test_fails_on_file": "PASS", "test_module_default": "PASS",
+        "test_last_capability_counts": "SKIP", "test_engine_level": "PASS",
+        "test_expected_failure": "SKIP", "test_out_of_budget": "UNKNOWN",
+    }
+    assert _outcomes(report, "file")["test_fails_on_file"] == "FAIL"
+    assert _outcomes(report, "file")["test_expected_failure"] == "XFAIL"
+    capability = {t["nodeid"].split("::")[1].split("[")[0]: t["capability"]
+                  for t in report["tests"]}
+    assert capability["test_passes"] == "cross_handle"
+    assert capability["test_module_default"] == "put_if_absent"
+    assert capability["test_last_capability_counts"] == "cross_process"
+    assert capability["test_engine_level"] == "put_if_absent"  # the module default wins
+    by_store = report["by_store"]
+    assert by_store["memory"]["cross_handle"]["outcome"] == "PASS"
+    assert by_store["file"]["cross_handle"] == {
+        "outcome": "FAIL", "failing": ["test_mixed.py::test_fails_on_file[file]"]}
+    assert by_store["memory"]["put_if_absent"]["outcome"] == "UNKNOWN"
+    assert by_store["memory"]["durable_reopen"]["outcome"] == "SKIP"
+    assert by_store["file"]["durable_reopen"]["outcome"] == "XFAIL"
+    assert report["capabilities"]["cross_handle"]["outcome"] == "FAIL"
+    markdown = (pytester.path / "out" / "report.md").read_text()
+    assert "| cross_handle | PASS | FAIL |" in markdown
+    assert "UNKNOWN `test_mixed.py::test_out_of_budget[memory]`" in markdown
+
+
+def test_unknown_fails_the_run_unless_allowed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mixed=MIXED)
+    failing, _ = _report(pytester, "--dw-store=memory", "-k", "out_of_budget")
+    assert failing.ret == pytest.ExitCode.TESTS_FAILED
+    allowed, report = _report(pytester, "--dw-store=memory", "-k", "out_of_budget",
+                              "--dw-allow-unknown", "-rs")
+    assert allowed.ret == pytest.ExitCode.OK
+    allowed.stdout.fnmatch_lines(["*UNKNOWN: *budget of 10 steps spent*"])
+    assert [t["outcome"] for t in report["tests"]] == ["UNKNOWN"]
+
+
+def test_engine_tests_default_to_the_engine_capability(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mixed="""
+        import pytest
+
+        @pytest.mark.dw_engine
+        def test_engine(dw_store):
+            pass
+
+        @pytest.mark.dw_store_contract
+        def test_contract(dw_store):
+            pass
+    """)
+    _, report = _report(pytester, "--dw-store=memory")
+    assert sorted(report["capabilities"]) == ["contract", "engine"]
+    assert report["store"] == "memory"
+
+
+def test_under_xdist_the_controller_writes_the_whole_report(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mixed=MIXED)
+    result = pytester.runpytest_subprocess(
+        "test_mixed.py", "--dw-report=report.json", "--dw-store=memory", "--dw-store=file",
+        "-n", "2", "-p", "no:cacheprovider",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    report = json.loads((pytester.path / "report.json").read_text())
+    jsonschema.validate(report, REPORT_SCHEMA)
+    assert len(report["tests"]) == 14
+    assert report["by_store"]["file"]["cross_handle"]["outcome"] == "FAIL"
+    assert set(report["leftovers"].values()) == {0}
+
+
+def test_keys_a_store_fails_to_delete_are_reported_at_the_end(
+    stores_module: pytest.Pytester,
+) -> None:
+    stores_module.makepyfile(test_leak="""
+        def test_writes(dw_store):
+            dw_store.put("a/b", b"x")
+            dw_store.put("c", b"y")
+    """)
+    result = stores_module.runpytest("test_leak.py", "--dw-store=dwstores:leaky_factory",
+                                     "--dw-report=r.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["WARNING: store leaky_factory left 2 dwc- key(s) under dwc-*"])
+    assert json.loads((stores_module.path / "r.json").read_text())["leftovers"] == {
+        "leaky_factory": 2}
+
+
+def test_each_test_gets_its_own_prefix_cleared_at_teardown(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_iso="""
+        seen = []
+
+        def test_first(dw_store, dw_raw_store):
+            dw_store.put("k", b"1")
+            seen.append(dw_store.prefix)
+            assert dw_raw_store.list(dw_store.prefix) == [dw_store.prefix + "/k"]
+
+        def test_second(dw_store, dw_raw_store):
+            assert dw_store.prefix != seen[0]
+            assert dw_store.prefix.rsplit("/", 1)[0] == seen[0].rsplit("/", 1)[0]
+            assert seen[0].startswith("dwc-") and seen[0].split("/")[0].endswith("-main")
+            assert dw_raw_store.list(seen[0]) == []
+    """)
+    pytester.runpytest("test_iso.py", "--dw-store=sqlite").assert_outcomes(passed=2)
+
+
+# -- known deviations ------------------------------------------------------------------------
+
+
+DEVIATING = """
+def test_known_broken(dw_store):
+    assert False, "the emulator overwrites"
+
+def test_fixed_upstream(dw_store):
+    pass
+
+def test_unaffected(dw_store):
+    pass
+"""
+
+
+def test_a_recorded_deviation_is_a_strict_xfail(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml(textwrap.dedent("""
+        [[tool.dw-testing.known-deviations]]
+        store = "memory"
+        test = "test_dev::test_known_broken"
+        reference = "https://example.org/issues/1"
+        reason = "overwrites"
+
+        [[tool.dw-testing.known-deviations]]
+        store = "memory"
+        test = "*::test_fixed_upstream"
+        reference = "https://example.org/issues/2"
+        reason = "was broken"
+        package = "pytest"
+        versions = ">=1"
+
+        [[tool.dw-testing.known-deviations]]
+        store = "memory"
+        test = "*::test_unaffected"
+        reference = "https://example.org/issues/3"
+        reason = "only on an old pytest"
+        package = "pytest"
+        versions = "<1"
+    """))
+    pytester.makepyfile(test_dev=DEVIATING)
+    result = pytester.runpytest("test_dev.py", "--dw-store=memory", "--dw-store=file", "-rfxX")
+    result.assert_outcomes(passed=3, xfailed=1, failed=2)
+    result.stdout.fnmatch_lines_random([
+        "*test_known_broken[[]memory[]]*known deviation of memory: overwrites*issues/1*",
+        "*FAILED*test_fixed_upstream[[]memory[]]*",
+        "*FAILED*test_known_broken[[]file[]]*",
+    ])
+
+
+def test_a_malformed_deviation_entry_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml('[[tool.dw-testing.known-deviations]]\nstore = "memory"\n')
+    result = pytester.runpytest("--dw-store=memory")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*missing reason, reference, test*"])
+
+
+def test_deviation_entries_are_tied_to_an_installed_version() -> None:
+    pinned = KnownDeviation(store="s", test="m::t*", reference="r", reason="x",
+                            package="pytest", versions="<1")
+    unpinned = KnownDeviation(store="s", test="m::t*", reference="r", reason="x")
+    absent = KnownDeviation(store="s", test="m::t*", reference="r", reason="x",
+                            package="no-such-distribution-dw")
+    assert unpinned.applies_to("s", "m::test_a", "x.py::test_a[s]")
+    assert not unpinned.applies_to("other", "m::test_a", "x.py::test_a[other]")
+    assert not unpinned.applies_to("s", "m::other", "x.py::other[s]")
+    assert not pinned.applies_to("s", "m::test_a", "x.py::test_a[s]")
+    assert not absent.applies_to("s", "m::test_a", "x.py::test_a[s]")
+
+
+def test_the_built_in_registry_names_known_stores_and_upstream_references() -> None:
+    from dw_testing.catalogue import builtin_names
+
+    assert {d.store for d in KNOWN_DEVIATIONS} <= set(builtin_names())
+    for deviation in KNOWN_DEVIATIONS:
+        assert deviation.reference.startswith("https://")
+        assert deviation.package and deviation.versions.startswith("==")
+    assert from_pyproject(None) == []
+
+
+# -- the report builder alone ------------------------------------------------------------------
+
+
+def test_a_capability_takes_the_worst_outcome_in_the_documented_order() -> None:
+    assert worst(["SKIP", "XFAIL"]) == "XFAIL"
+    assert worst(["XFAIL", "PASS", "SKIP"]) == "PASS"
+    assert worst(["PASS", "UNKNOWN"]) == "UNKNOWN"
+    assert worst(["UNKNOWN", "FAIL", "PASS"]) == "FAIL"
+    builder = ReportBuilder()
+    builder.record("t", "s", "c", "PASS", "")
+    builder.record("t", "s", "c", "FAIL", "teardown broke")
+    builder.record("t", "s", "c", "PASS", "")
+    assert [(r.outcome, r.reason) for r in builder.results] == [("FAIL", "teardown broke")]
+
+
+def test_a_markdown_report_path_does_not_overwrite_itself(tmp_path: Path) -> None:
+    from dw_testing.report import write
+
+    report = ReportBuilder().build(stores=["m"], profile="ci", seed=None)
+    md = write(report, tmp_path / "r.md")
+    assert md != tmp_path / "r.md"
+    assert json.loads((tmp_path / "r.md").read_text())["schema"] == 1
