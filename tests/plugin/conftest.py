@@ -46,7 +46,8 @@ def _log(line):
 def _counted():
     _log("enter")
     try:
-        yield StoreSpec(factory=lambda: MemoryStore(NAME + "-p"), capabilities={"cross_handle": True})
+        yield StoreSpec(factory=lambda: MemoryStore(NAME + "-p"),
+                        capabilities={"cross_handle": True})
     finally:
         _log("exit")
 

@@ -60,7 +60,8 @@ def test_pyproject_capabilities_override_the_factory_s(stores_module: pytest.Pyt
     """))
     stores_module.makepyfile(test_caps=CAPS_TEST)
     result = stores_module.runpytest("-s", "test_caps.py", "--dw-store=mine")
-    expected = "CAPS mine ['cross_handle', 'distinguishes_conflict', 'durable_reopen', 'put_if_absent']"
+    expected = ("CAPS mine ['cross_handle', 'distinguishes_conflict', 'durable_reopen', "
+                "'put_if_absent']")
     assert expected in result.stdout.str()
 
 
