@@ -1,9 +1,17 @@
 """The dw-testing kit: store specs, wrappers that order and break calls, and the fake clock."""
 
 from dw_testing.clock import FakeClock
-from dw_testing.faults import FaultyStore
-from dw_testing.gates import GatedStore
+from dw_testing.faults import FaultyStore, SimulatedCrash
+from dw_testing.gates import GatedStore, GateTimeout
 from dw_testing.prefixed import PrefixedStore
 from dw_testing.spec import StoreSpec
 
-__all__ = ["FakeClock", "FaultyStore", "GatedStore", "PrefixedStore", "StoreSpec"]
+__all__ = [
+    "FakeClock",
+    "FaultyStore",
+    "GateTimeout",
+    "GatedStore",
+    "PrefixedStore",
+    "SimulatedCrash",
+    "StoreSpec",
+]

@@ -92,6 +92,7 @@ def open_store(uri: str | None = None) -> ControlPlaneStore:
         if registered is not None:
             return _from_factory(registered, target)
     # A bare path is the filesystem store.
-    from reference_engine.stores import fs
+    from reference_engine.stores.fs import from_path
 
-    return fs.from_path(target)
+    store: ControlPlaneStore = from_path(target)
+    return store
