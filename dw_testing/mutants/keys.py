@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from dw_testing.mutants.base import CorrectStore
 from reference_engine.stores.keys import validate_key, validate_prefix
 
 
+def _caseless(text: str) -> str:
+    # Unicode's canonical caseless matching (D145): NFD(casefold(NFD(text))), the way a
+    # case-insensitive filesystem or database collation compares names.
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", text).casefold())
+
+
 class CaseFoldedKeys(CorrectStore):
-    """Keys are case-folded before they reach the records: ``Key`` and ``key`` collide."""
+    """Keys are compared caselessly, by Unicode canonical caseless matching: ``Key`` and
+    ``key`` collide, and so do the NFC and NFD spellings of one name."""
 
     def checked_key(self, key: str, op: str) -> str:
-        return validate_key(key, op=op).casefold()
+        return _caseless(validate_key(key, op=op))
 
     def checked_prefix(self, prefix: str) -> str:
-        return validate_prefix(prefix).casefold()
+        return _caseless(validate_prefix(prefix))
 
 
 def _hide_traversal(key: str) -> str:

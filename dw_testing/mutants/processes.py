@@ -11,17 +11,21 @@ import hashlib
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from dw_testing.mutants.base import widen_race_window
+from dw_testing.mutants.base import RACE_WINDOW_SECONDS
 from dw_testing.spec import StoreSpec
 from reference_engine.errors import StoreUnavailable
 from reference_engine.stores.keys import is_under, validate_key, validate_prefix
 
 ROOT_ENV = "DW_MUTANT_RACY_BETWEEN_PROCESSES_ROOT"
 NAME = "racy_between_processes"
+# Child processes start a few milliseconds apart on a loaded machine; the gap between
+# check and write must outlast that skew for the race to be real.
+PROCESS_RACE_WINDOW_SECONDS = 5 * RACE_WINDOW_SECONDS
 
 _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -61,7 +65,7 @@ class RacyBetweenProcesses:
         with self.lock:
             if self._path(key).exists():
                 return False
-            widen_race_window()
+            time.sleep(PROCESS_RACE_WINDOW_SECONDS)
             self._write(key, data)
             return True
 
