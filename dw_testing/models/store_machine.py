@@ -21,8 +21,8 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rul
 from reference_engine.stores.contract import close_store, supports_create
 
 # Nested keys (a, a/b, a/b/c) must coexist; "ab" and "a-b" catch a list that matches names
-# rather than whole segments; "%" and "_" catch a wildcard-matching list.
-KEYS: tuple[str, ...] = ("a", "a/b", "a/b/c", "ab", "a-b", "b", "b/a", "%", "_/x")
+# rather than whole segments; "%" and "_" catch a wildcard-matching list; "A" catches case folding.
+KEYS: tuple[str, ...] = ("a", "A", "a/b", "a/b/c", "ab", "a-b", "b", "b/a", "%", "_/x")
 PREFIXES: tuple[str, ...] = ("", "a", "a/", "a/b", "ab", "b", "_", "%", "zz")
 HANDLES: tuple[str, ...] = ("h1", "h2")
 VALUES = st.one_of(st.just(b""), st.binary(min_size=1, max_size=6))
