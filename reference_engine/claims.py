@@ -142,7 +142,7 @@ class ClaimBook:
     """Takes claims for one engine and remembers the leases it has looked at."""
 
     def __init__(self, store: Any, clock: Clock, *, host: str | None = None,
-                 ttl_ms: int = 30_000, sleeper: Callable[[float], None] | None = None,
+                 ttl_ms: int = 30_000, sleeper: Callable[[float], object] | None = None,
                  patience: bool = True) -> None:
         if ttl_ms <= 0:
             raise ValueError(f"lease ttl {ttl_ms} ms must be positive")

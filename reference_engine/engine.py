@@ -63,7 +63,7 @@ class Engine:
 
     def __init__(self, store: ControlPlaneStore, clock: Clock, *, host: str | None = None,
                  lease_ttl_ms: int = 30_000, progress: Callable[[str], None] | None = None,
-                 sleeper: Callable[[float], None] | None = None,
+                 sleeper: Callable[[float], object] | None = None,
                  claim_patience: bool = True) -> None:
         self.store = store
         self.clock = clock

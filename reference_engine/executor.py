@@ -115,7 +115,7 @@ class Executor:
 
     def __init__(self, store: Any, clock: Clock, workflow: Workflow, record: RunRecord,
                  save: Saver, *, claim: Claim | None = None,
-                 sleeper: Callable[[float], None] | None = None,
+                 sleeper: Callable[[float], object] | None = None,
                  progress: Callable[[str], None] | None = None) -> None:
         self.store = store
         self.clock = clock

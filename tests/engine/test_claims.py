@@ -51,8 +51,13 @@ def test_patience_waits_out_a_dead_holder_but_not_a_beating_one(
     _book(store, clock).take("dead")
     assert _book(store, clock, patience=True).take("dead").generation == 2
     live = _book(store, clock).take("live")
-    beating = ClaimBook(store, clock, host="h", ttl_ms=TTL_MS,
-                        sleeper=lambda s: (clock.advance(s), live.beat()), patience=True)
+
+    def advance_and_beat(seconds: float) -> None:
+        clock.advance(seconds)
+        live.beat()
+
+    beating = ClaimBook(store, clock, host="h", ttl_ms=TTL_MS, sleeper=advance_and_beat,
+                        patience=True)
     with pytest.raises(Refusal) as refused:
         beating.take("live")
     assert refused.value.kind == "busy"

@@ -1,0 +1,107 @@
+"""Property: whatever the order of signal, timeout, cancel and resume, a wait has one outcome.
+
+Invariants after every step: the outcome never changes once created (until the run end
+deletes it), only one signal is told it won, the winner's receipt reaches the run
+record, and a bad payload is never stored.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from engine_helpers import YES, approval_workflow
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dw_testing.clock import FakeClock
+from reference_engine.engine import Engine
+from reference_engine.records import keys
+from reference_engine.refusals import Refusal
+from reference_engine.stores.memory import MemoryStore
+
+ACTIONS = ("signal", "bad_signal", "advance", "look", "cancel", "resume", "answer")
+BAD = '{"approved": "maybe-SECRETVALUE"}'
+
+
+def _apply(engine: Engine, clock: FakeClock, action: str, run_id: str,
+           wait_id: str) -> str | None:
+    """Run one action; returns a receipt id when a delivery was told it won."""
+    try:
+        if action == "signal":
+            return engine.signal(wait_id, YES).receipt.id
+        if action == "answer":
+            return engine.answer(run_id, wait_id, YES).receipt.id
+        if action == "bad_signal":
+            engine.signal(wait_id, BAD)
+        elif action == "advance":
+            clock.advance(40)
+        elif action == "look":
+            engine.open_waits()
+        elif action == "cancel":
+            engine.cancel(run_id)
+        elif action == "resume":
+            engine.resume(run_id)
+    except Refusal:
+        pass
+    return None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(ACTIONS), min_size=1, max_size=8))
+def test_one_outcome_per_wait_in_any_order(actions: list[str]) -> None:
+    clock = FakeClock()
+    store = MemoryStore()
+    engine = Engine(store, clock, sleeper=clock.advance)
+    view = engine.run(approval_workflow(timeout=60))
+    run_id, wait_id = view.run_id, view.waits[0].wait_id
+    first: bytes | None = None
+    winners: list[str] = []
+    for action in actions:
+        won = _apply(engine, clock, action, run_id, wait_id)
+        if won:
+            winners.append(won)
+        stored = store.get(keys.outcome_key(wait_id))
+        if stored is not None:
+            assert first is None or stored == first, "an outcome changed after it was created"
+            first = stored
+        assert all(b"SECRETVALUE" not in (store.get(k) or b"") for k in store.list(""))
+    assert len(winners) <= 1
+    shown = engine.show(run_id)
+    if winners and shown["status"] in ("succeeded", "cancelled"):
+        assert shown["steps"]["approval"]["output"]["signal"]["id"] == winners[0]
+    applied = [e for e in shown["journal"] if e["type"] == "answer_applied"]
+    assert len(applied) <= 1
+
+
+def _concurrent_round() -> None:
+    clock = FakeClock()
+    store = MemoryStore()
+    view = Engine(store, clock, sleeper=clock.advance).run(approval_workflow(timeout=60))
+    run_id, wait_id = view.run_id, view.waits[0].wait_id
+    clock.advance(30)
+    barrier = threading.Barrier(4)
+    results: dict[str, Any] = {}
+
+    def act(name: str, action: str) -> None:
+        engine = Engine(store, clock, sleeper=clock.advance, claim_patience=False)
+        barrier.wait()
+        results[name] = _apply(engine, clock, action, run_id, wait_id)
+
+    actors = [("s1", "signal"), ("s2", "signal"), ("c", "cancel"), ("l", "look")]
+    threads = [threading.Thread(target=act, args=actor) for actor in actors]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = [r for r in results.values() if r]
+    assert len(winners) <= 1
+    shown = Engine(store, clock).show(run_id)
+    if shown["status"] == "cancelled" and winners:
+        # a winner landed before the cancel settled, so the cancel kept its receipt
+        assert shown["steps"]["approval"]["output"]["signal"]["id"] == winners[0]
+
+
+def test_concurrent_signals_timeout_and_cancel_leave_one_outcome() -> None:
+    for _round in range(15):
+        _concurrent_round()
