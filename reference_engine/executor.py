@@ -22,7 +22,7 @@ from typing import Any
 from reference_engine.claims import Claim
 from reference_engine.clock import Clock
 from reference_engine.records import keys
-from reference_engine.records.decoding import Found, Unreadable
+from reference_engine.records.decoding import MAX_RUN_RECORD_BYTES, Found, Unreadable
 from reference_engine.records.io import create_then_read
 from reference_engine.records.outcome import ACCEPTED, CANCELLED, TIMED_OUT, Outcome
 from reference_engine.records.registration import Registration, fingerprint
@@ -96,6 +96,12 @@ class FencedSaver:
         new = replace(record, rev=record.rev + 1, generation=generation,
                       updated_at=self.clock.now())
         data = new.encode()
+        if len(data) > MAX_RUN_RECORD_BYTES:
+            # Written, it would read back as unreadable; stop here with a clear reason.
+            raise ValueError(f"run {new.run_id} would grow to {len(data)} bytes, over the "
+                             f"{MAX_RUN_RECORD_BYTES} byte record limit; split the workflow or "
+                             f"shorten its for_each lists, then cancel it: dw cancel "
+                             f"{new.run_id}")
         key = keys.revision_key(new.run_id, new.rev)
         if not self.creates:
             self.store.put(key, data)

@@ -66,19 +66,26 @@ def end_run(store: Any, record: RunRecord, status: str, now: float, save: Saver,
 
 
 def finish_cleanup(store: Any, record: RunRecord) -> None:
-    """Steps 3 and 4 of the lifetime; idempotent, so a retry after a crash completes them."""
-    wait_ids = sorted(record.wait_refs())
-    for wait_id in wait_ids:
+    """Steps 3 and 4 of the lifetime; idempotent, so a retry after a crash completes them.
+
+    An outcome the run could not read (its step failed ``wait_unreadable``) is left as
+    it is: the engine never guesses at, nor destroys, a record it cannot read.
+    """
+    refs = record.wait_refs()
+    for wait_id in sorted(refs):
         remove_registration(store, wait_id)
-    for wait_id in wait_ids:
-        remove_outcome(store, wait_id)
+    for wait_id, (name, _ref) in sorted(refs.items()):
+        if record.steps[name].error != "wait_unreadable":
+            remove_outcome(store, wait_id)
 
 
 def has_leftovers(store: Any, record: RunRecord) -> bool:
+    """Whether an ended run still has wait records that :func:`finish_cleanup` removes."""
     return any(
         store.get(key) is not None
-        for wait_id in record.wait_refs()
+        for wait_id, (name, _ref) in record.wait_refs().items()
         for key in (keys.wait_key(wait_id), keys.outcome_key(wait_id))
+        if key == keys.wait_key(wait_id) or record.steps[name].error != "wait_unreadable"
     )
 
 

@@ -10,6 +10,10 @@ from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 MAX_RECORD_BYTES = 256 * 1024
+# A run revision holds its workflow snapshot, so a wait's schema appears in it at least
+# twice: with run records capped at 256 KiB too, no registration could ever reach its own
+# cap and fail its step. Runs get the store's guaranteed value size (SPEC §2.2) instead.
+MAX_RUN_RECORD_BYTES = 1024 * 1024
 VERSION = 2
 
 T = TypeVar("T")
@@ -46,10 +50,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-finite number {name} is not JSON")
 
 
-def load_object(data: bytes) -> dict[str, Any] | Unreadable:
+def load_object(data: bytes, limit: int = MAX_RECORD_BYTES) -> dict[str, Any] | Unreadable:
     """Parse a record's bytes into a JSON object, or say why not."""
-    if len(data) > MAX_RECORD_BYTES:
-        return Unreadable(f"record is {len(data)} bytes, over the {MAX_RECORD_BYTES} byte limit")
+    if len(data) > limit:
+        return Unreadable(f"record is {len(data)} bytes, over the {limit} byte limit")
     try:
         value = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError):

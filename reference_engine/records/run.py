@@ -14,6 +14,7 @@ from typing import Any
 
 from reference_engine.records.decoding import (
     ABSENT,
+    MAX_RUN_RECORD_BYTES,
     VERSION,
     Decoded,
     Found,
@@ -211,7 +212,7 @@ def decode_run(data: bytes | None, run_id: str, rev: int) -> Decoded[RunRecord]:
     """Decode revision ``rev`` of ``run_id``; v2, or the legacy v1 shape, else unreadable."""
     if data is None:
         return ABSENT
-    obj = load_object(data)
+    obj = load_object(data, MAX_RUN_RECORD_BYTES)
     if isinstance(obj, Unreadable):
         return obj
     try:

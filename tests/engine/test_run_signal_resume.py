@@ -268,3 +268,50 @@ def test_runs_lists_every_run(engine: Engine) -> None:
     listed = {r["runId"]: r["status"] for r in engine.runs()}
     assert listed == {a.run_id: "succeeded", b.run_id: "suspended"}
     json.dumps(engine.runs())
+
+
+def test_a_registration_over_256_kib_fails_the_step_before_suspending(
+    engine: Engine, store: MemoryStore
+) -> None:
+    from reference_engine.workflows.loader import parse_workflow
+
+    schema = {"type": "string", "enum": ["x" * 1000 + str(i) for i in range(300)]}
+    wf = parse_workflow({"name": "big", "jobs": {"a": {"steps": [
+        {"name": "w", "wait_for_signal": {"timeout": 60, "schema": schema}}]}}})
+    view = engine.run(wf)
+    assert view.status == "failed"
+    assert "262144 byte limit" in (engine.show(view.run_id)["steps"]["w"]["error"] or "")
+    assert store.list(keys.waits_root()) == []
+
+
+def test_a_forged_outcome_fails_the_step_unreadable_and_keeps_its_bytes(
+    engine: Engine, store: MemoryStore
+) -> None:
+    view = engine.run(approval_workflow())
+    wait_id = view.waits[0].wait_id
+    forged = b'{"v": 2, "kind": "accepted", "forged": true}'
+    store.put(keys.outcome_key(wait_id), forged)
+    with pytest.raises(Refusal) as refused:
+        engine.signal(wait_id, YES)
+    assert refused.value.kind == "unreadable"
+    done = engine.resume(view.run_id)
+    shown = engine.show(view.run_id)
+    assert shown["steps"]["approval"]["error"] == "wait_unreadable"
+    assert shown["jobs"]["rollback"] == "succeeded"  # the failed branch applies
+    assert done.status == "succeeded"
+    assert store.get(keys.outcome_key(wait_id)) == forged
+
+
+def test_an_outcome_with_another_fingerprint_is_unreadable_at_resume(
+    engine: Engine, store: MemoryStore
+) -> None:
+    view = engine.run(approval_workflow())
+    wait_id = view.waits[0].wait_id
+    engine.signal(wait_id, YES)
+    key = keys.outcome_key(wait_id)
+    record = json.loads(store.get(key) or b"")
+    record["fingerprint"] = "0" * 64
+    store.put(key, json.dumps(record).encode())
+    engine.resume(view.run_id)
+    assert engine.show(view.run_id)["steps"]["approval"]["error"] == "wait_unreadable"
+    assert json.loads(store.get(key) or b"")["fingerprint"] == "0" * 64
