@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -79,10 +80,13 @@ def capability_table(report: Mapping[str, Any]) -> Table:
     return table
 
 
-def _run(command: list[str], cwd: Path) -> int:
+def _run(command: list[str], cwd: Path, scratch: Path) -> int:
     """Run pytest, copying its output to stderr as it comes (stdout stays for the table)."""
-    with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, bufsize=1) as process:
+    env = dict(os.environ)
+    # Hypothesis caches under ./.hypothesis; a CI run should leave the checkout as it was.
+    env.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(scratch / "hypothesis"))
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, bufsize=1) as process:
         assert process.stdout is not None
         for line in process.stdout:
             sys.stderr.write(line)
@@ -139,7 +143,7 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
         target = report_path.resolve() if report_path else Path(scratch) / "report.json"
         command = pytest_command(stores, target, profile=profile, seed=seed, workers=workers,
                                  rootdir=cwd, extra=pytest_args)
-        returncode = _run(command, cwd)
+        returncode = _run(command, cwd, Path(scratch))
         report = json.loads(target.read_text(encoding="utf-8")) if target.is_file() else None
     if report is None:
         console.print(f"[red]pytest exited {returncode} without writing a report; see its "

@@ -60,7 +60,7 @@ def test_no_paths_add_the_whole_suite(pytester: pytest.Pytester) -> None:
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_an_empty_directory_runs_the_suite(pytester: pytest.Pytester, workers: list[str]) -> None:
     result = pytester.runpytest_subprocess(
-        "--dw-store=memory://", "-p", "no:cacheprovider", "-k", "create", *workers
+        "--dw-store=memory://", "-p", "no:cacheprovider", "-k", "test_store_create", *workers
     )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) >= 2, result.stdout.str()

@@ -1,0 +1,64 @@
+"""The small fixtures and the helper extension authors use for their own conformance tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from dw_testing.capabilities import conformance_test
+
+
+def test_dw_clock_is_a_fake_clock_a_cli_process_can_share(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_clock="""
+        from pathlib import Path
+
+        def test_clock(dw_clock):
+            start = dw_clock.now()
+            dw_clock.advance(30)
+            assert dw_clock.now() == start + 30
+            path = dw_clock.env["DW_CLOCK"].removeprefix("file:")
+            assert float(Path(path).read_text()) == start + 30
+    """)
+    pytester.runpytest("test_clock.py").assert_outcomes(passed=1)
+
+
+def test_a_cross_process_store_without_a_uri_fails_with_the_fix(
+    stores_module: pytest.Pytester,
+) -> None:
+    stores_module.makepyprojecttoml(
+        '[tool.dw-testing.stores.nouri]\nobj = "dwstores:spec_object"\n'
+        "capabilities = {cross_process = true}\n"
+    )
+    stores_module.makepyfile(test_child="""
+        def test_child(dw_child_target):
+            pass
+    """)
+    result = stores_module.runpytest("test_child.py", "--dw-store=nouri")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*store nouri has no uri, so a child process cannot open it*"])
+
+
+def test_conformance_test_marks_level_and_requirements(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mine="""
+        from dw_testing.capabilities import conformance_test
+
+        @conformance_test("put_if_absent", "cross_process")
+        def test_needs_processes(dw_store):
+            pass
+
+        @conformance_test(level="engine")
+        def test_engine(dw_store):
+            pass
+    """)
+    result = pytester.runpytest("test_mine.py", "--dw-store=memory", "-m", "dw_engine", "-rs")
+    result.assert_outcomes(passed=1, deselected=1)
+    result = pytester.runpytest("test_mine.py", "--dw-store=memory", "-m", "dw_store_contract",
+                                "-rs")
+    result.assert_outcomes(skipped=1, deselected=1)
+    result.stdout.fnmatch_lines(["*does not declare capability cross_process*"])
+
+
+def test_conformance_test_refuses_unknown_names() -> None:
+    with pytest.raises(ValueError, match="unknown capability teleport; known: cross_handle"):
+        conformance_test("teleport")
+    with pytest.raises(ValueError, match="level must be 'store' or 'engine'"):
+        conformance_test(level="disk")
