@@ -19,7 +19,7 @@ from dw_testing.mutants.readwrite import UnsharedHandles
 from dw_testing.prefixed import PrefixedStore
 from reference_engine.stores.memory import MemoryStore
 
-SETTINGS = settings(max_examples=200, stateful_step_count=20, deadline=None, database=None,
+SETTINGS = settings(max_examples=100, stateful_step_count=10, deadline=None, database=None,
                     derandomize=True)
 _names = itertools.count()
 
@@ -65,7 +65,7 @@ def test_one_handle_mode_uses_the_same_handle() -> None:
         opened.append(MemoryStore())
         return opened[-1]
 
-    machine = store_machine(open_handle, two_handles=False)()
+    machine: Any = store_machine(open_handle, two_handles=False)()
     assert machine.handles["h1"] is machine.handles["h2"]
     machine.teardown()
 
