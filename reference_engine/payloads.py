@@ -114,6 +114,7 @@ def _build(value: Any, path: str, depth: int) -> Any:
         out: dict[str, Any] = {}
         for key, item in value:
             here = child_path(path, key)
+            _check_encodable(key, here)
             if key in FORBIDDEN_KEYS:
                 raise PayloadError(here, "forbidden_key")
             if key in out:
@@ -124,7 +125,18 @@ def _build(value: Any, path: str, depth: int) -> Any:
         if depth + 1 > MAX_DEPTH:
             raise PayloadError(path, "max_depth")
         return [_build(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
+    if isinstance(value, str):
+        _check_encodable(value, path)
     return value
+
+
+def _check_encodable(text: str, path: str) -> None:
+    # "\ud800" is valid JSON text but decodes to a lone surrogate no record can store
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PayloadError(path, "encoding", "a string escapes a lone UTF-16 surrogate, "
+                           "which is not Unicode text") from None
 
 
 def child_path(path: str, key: str | int) -> str:

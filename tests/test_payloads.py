@@ -64,6 +64,8 @@ def test_bytes_are_read_as_utf8() -> None:
     ('"\ud800"', "$", "encoding"),
     (b"\xff\xfe", "$", "encoding"),
     ("[" * 5000 + "]" * 5000, "$", "max_depth"),
+    ('{"a": ["\\ud800"]}', "$.a[0]", "encoding"),
+    ('{"\\udfff": 1}', "$[<key>]", "encoding"),
 ])
 def test_each_rule_refuses_with_its_path(text: str | bytes, path: str, rule: str) -> None:
     error = refused(text)

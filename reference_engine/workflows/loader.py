@@ -114,7 +114,8 @@ def load_yaml(text: str, *, origin: str = "workflow") -> Any:
     except yaml.MarkedYAMLError as exc:
         where = (f" at line {exc.problem_mark.line + 1}, column {exc.problem_mark.column + 1}"
                  if exc.problem_mark else "")
-        raise WorkflowError(f"{origin} is not valid YAML{where}: {exc.problem or exc.context}; "
+        problem = shown(exc.problem or exc.context or "unreadable", 120)
+        raise WorkflowError(f"{origin} is not valid YAML{where}: {problem}; "
                             "fix the syntax there") from None
     except yaml.YAMLError:
         raise WorkflowError(f"{origin} is not valid YAML; fix the syntax") from None
@@ -212,7 +213,7 @@ class _Checker:
             else f"workflow '{name}'"
         if "description" in top and not isinstance(top["description"], str):
             raise self.fail("description", "the description must be text")
-        inputs = self.mapping(top.get("inputs", {}), "inputs",
+        inputs = self.mapping(top.get("inputs") or {}, "inputs",
                               "'inputs' (input name -> default)")
         for key in inputs:
             self.name(key, f"input '{shown(key)}'", "an input name")
@@ -233,7 +234,7 @@ class _Checker:
         steps_raw = job.get("steps")
         if not isinstance(steps_raw, list) or not steps_raw:
             raise self.fail(where, "'steps' must be a non-empty list of steps")
-        depends = job.get("depends_on", [])
+        depends = job.get("depends_on") or []
         if isinstance(depends, str):
             depends = [depends]
         if not isinstance(depends, list) or not all(isinstance(d, str) for d in depends):
@@ -439,5 +440,5 @@ def with_inputs(workflow: Workflow, overrides: Mapping[str, Any] | None) -> Work
                                 f"'{shown(key)}' (declared: {declared}); add it under "
                                 "inputs: with a default, or fix the name")
     source = dict(workflow.source)
-    source["inputs"] = {**dict(workflow.source.get("inputs", {})), **dict(overrides)}
+    source["inputs"] = {**dict(workflow.inputs), **dict(overrides)}
     return parse_workflow(source, origin=f"workflow '{workflow.name}'")

@@ -120,6 +120,16 @@ def test_with_inputs_refuses_an_undeclared_input_naming_the_declared_ones() -> N
         with_inputs(workflow, {"envv": "x"})
 
 
+def test_empty_inputs_and_depends_on_read_as_none(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text("name: w\ninputs:\njobs:\n  a:\n    depends_on:\n"
+                    "    steps: [{name: s, log: x}]\n")
+    workflow = load_workflow(path)
+    assert workflow.inputs == {} and workflow.jobs["a"].depends_on == ()
+    assert with_inputs(workflow, {}) is workflow
+    assert parse_workflow(workflow.source) == workflow
+
+
 def test_for_each_steps_keep_their_list_or_expression() -> None:
     doc = {"name": "w", "inputs": {"targets": ["a", "b"]}, "jobs": {"a": {"steps": [
         {"name": "lit", "log": "${{ item }}", "for_each": [1, 2]},
@@ -316,7 +326,7 @@ def test_merge_keys_may_be_overridden(tmp_path: Path) -> None:
     ("name: !!python/object:os.system x\n", "is not valid YAML"),
     ("name: w\nwhen: 2026-13-45\n", "impossible date"),
     ("name: w\ninputs: {d: 2026-01-01}\njobs: {}\n", "which is not plain JSON; quote it"),
-    ("[" * 1500, "nests too deeply"),
+    ("[" * 800, "nests too deeply"),
     (b"name: \xff\xfe\n", "is not UTF-8 text"),
 ])
 def test_unreadable_files_are_refused(tmp_path: Path, text: str | bytes, expected: str) -> None:
