@@ -1,0 +1,247 @@
+"""The GCS store on gcsfs: ``gs://bucket/prefix?endpoint=...``.
+
+Records live at ``<prefix>/_control/<key>`` in the bucket. Every write is one JSON-API
+**multipart** upload (metadata + bytes in a single request), whatever the size: the create
+adds ``ifGenerationMatch=0`` and a 412 means a record exists (``False``). gcsfs itself
+switches to a resumable upload for large data and for ``open("xb")``, and fake-gcs-server
+ignores the precondition on resumable and media uploads, so this store never uses them.
+Reads are one ``alt=media`` GET, so a reader never stitches ranges of two generations.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import hashlib
+import json
+import os
+import secrets
+from typing import Any
+from urllib.parse import SplitResult, parse_qs, quote, unquote
+
+from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
+from reference_engine.stores.keys import key_problem, validate_key, validate_prefix
+
+CONTROL_SEGMENT = "_control"
+_URI_OPTIONS = frozenset({"endpoint", "token", "project"})
+_LIST_PAGE_SIZE = 1000
+
+
+def _gcsfs() -> Any:
+    # Without this, gcsfs probes every bucket for zonal storage over gRPC; against an
+    # emulator that probe stalls each call for 60 s.
+    os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
+    try:
+        import gcsfs  # type: ignore[import-untyped, unused-ignore]
+    except ImportError:
+        raise StoreUnavailable(
+            "the GCS store needs gcsfs: pip install 'dw-testing[gcs]'", op="open"
+        ) from None
+    return gcsfs
+
+
+def _status_of(exc: BaseException) -> int:
+    code = getattr(exc, "code", None)
+    if isinstance(code, int):
+        return code
+    status = getattr(exc, "status", None)
+    return status if isinstance(status, int) else 0
+
+
+def multipart_body(name: str, data: bytes) -> tuple[bytes, str]:
+    """A multipart/related upload body and its content type; the boundary is not in ``data``."""
+    boundary = secrets.token_hex(16)
+    while boundary.encode() in data:
+        boundary = secrets.token_hex(16)
+    metadata = json.dumps({
+        "name": name,
+        # GCS checks the hash, so a truncated upload can never become a record.
+        "md5Hash": base64.b64encode(hashlib.md5(data).digest()).decode(),
+    })
+    head = (
+        f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{metadata}\r\n"
+        f"--{boundary}\r\nContent-Type: application/octet-stream\r\n\r\n"
+    ).encode()
+    body = head + data + f"\r\n--{boundary}--\r\n".encode()
+    return body, f'multipart/related; boundary="{boundary}"'
+
+
+class GcsStore:
+    """One bucket prefix as a ControlPlaneStore; a gcsfs filesystem per handle."""
+
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        endpoint: str | None = None,
+        token: Any = None,
+        project: str | None = None,
+        filesystem: Any = None,
+    ) -> None:
+        if not bucket:
+            raise StoreUnavailable("GCS store needs a bucket: gs://bucket/prefix", op="open")
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.endpoint = endpoint
+        self._root = f"{self.prefix}/{CONTROL_SEGMENT}/" if self.prefix else f"{CONTROL_SEGMENT}/"
+        if filesystem is None:
+            gcsfs = _gcsfs()
+            kwargs: dict[str, Any] = {
+                # Each handle is its own client with no cached listings: SPEC §2.3.
+                "skip_instance_cache": True,
+                "use_listings_cache": False,
+                "token": token if token is not None else ("anon" if endpoint else None),
+            }
+            if endpoint:
+                kwargs["endpoint_url"] = endpoint
+            if project:
+                kwargs["project"] = project
+            filesystem = gcsfs.GCSFileSystem(**kwargs)
+        self._fs = filesystem
+
+    def __repr__(self) -> str:
+        where = f" at {self.endpoint}" if self.endpoint else ""
+        return f"GcsStore(gs://{self.bucket}/{self.prefix}{where})"
+
+    def object_path(self, key: str) -> str:
+        """``bucket/object`` of a validated key, as gcsfs spells paths."""
+        return f"{self.bucket}/{self._root}{key}"
+
+    # -- error mapping -------------------------------------------------------------------------
+
+    def _mapped(self, exc: BaseException, op: str, key: str) -> StoreError:
+        """A store error naming op, key and the HTTP status; never a token or a payload."""
+        where = f"GCS store gs://{self.bucket}/{self.prefix}"
+        status = _status_of(exc)
+        detail = type(exc).__name__ + (f", HTTP {status}" if status else "")
+        message = f"{where}: {op} of key {key!r} failed ({detail})"
+        if isinstance(exc, FileNotFoundError):
+            return StoreUnavailable(
+                message + f"; bucket {self.bucket!r} may not exist: create it or fix the URI",
+                op=op, key=key,
+            )
+        if isinstance(exc, PermissionError) or status in (401, 403) or (
+            isinstance(exc, OSError) and "Forbidden" in str(exc)
+        ):
+            return StoreUnavailable(
+                message + "; check the credentials and the bucket's IAM", op=op, key=key
+            )
+        if status >= 500 or status in (408, 409, 429) or isinstance(
+            exc, (TimeoutError, ConnectionError)
+        ) or "ClientConnector" in type(exc).__name__ or "Timeout" in type(exc).__name__:
+            return TransientStoreError(message + " after retries; retry the call", op=op, key=key)
+        return StoreError(message, op=op, key=key)
+
+    # -- uploads -------------------------------------------------------------------------------
+
+    def _multipart_upload(self, key: str, data: bytes, *, create: bool) -> None:
+        """One multipart request; ``create`` adds ``ifGenerationMatch=0`` (412: FileExistsError)."""
+        body, content_type = multipart_body(self._root + key, bytes(data))
+        url = f"{self._fs._location}/upload/storage/v1/b/{quote(self.bucket, safe='')}/o"
+        params: dict[str, str] = {"uploadType": "multipart"}
+        if create:
+            params["ifGenerationMatch"] = "0"
+        self._fs.call(
+            "POST", url, headers={"Content-Type": content_type}, data=body, json_out=True,
+            **params,
+        )
+
+    # -- the contract --------------------------------------------------------------------------
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        validate_key(key, op="put_if_absent")
+        try:
+            self._multipart_upload(key, data, create=True)
+        except FileExistsError:
+            return False
+        except Exception as exc:
+            raise self._mapped(exc, "put_if_absent", key) from None
+        return True
+
+    def put(self, key: str, data: bytes) -> None:
+        validate_key(key, op="put")
+        try:
+            self._multipart_upload(key, data, create=False)
+        except Exception as exc:
+            raise self._mapped(exc, "put", key) from None
+
+    def get(self, key: str) -> bytes | None:
+        validate_key(key, op="get")
+        try:
+            _, contents = self._fs.call(
+                "GET", "b/{}/o/{}", self.bucket, self._root + key, alt="media"
+            )
+        except FileNotFoundError:
+            return None
+        except Exception as exc:
+            raise self._mapped(exc, "get", key) from None
+        return bytes(contents)
+
+    def delete(self, key: str) -> None:
+        validate_key(key, op="delete")
+        try:
+            self._fs.call("DELETE", "b/{}/o/{}", self.bucket, self._root + key)
+        except FileNotFoundError:
+            return
+        except Exception as exc:
+            raise self._mapped(exc, "delete", key) from None
+
+    def list(self, prefix: str) -> builtins.list[str]:
+        normalised = validate_prefix(prefix)
+        search = self._root + (normalised + "/" if normalised else "")
+        cut = len(self._root)
+        keys: set[str] = set()
+        page_token: str | None = None
+        try:
+            while True:
+                page = self._fs.call(
+                    "GET", "b/{}/o", self.bucket, prefix=search, pageToken=page_token,
+                    maxResults=_LIST_PAGE_SIZE, fields="items(name),nextPageToken",
+                    json_out=True,
+                )
+                for item in page.get("items", ()):
+                    key = item["name"][cut:]
+                    if item["name"].startswith(search) and key_problem(key) is None:
+                        keys.add(key)
+                page_token = page.get("nextPageToken")
+                if not page_token:
+                    break
+        except Exception as exc:
+            raise self._mapped(exc, "list", normalised) from None
+        return sorted(keys)
+
+    def close(self) -> None:
+        """Nothing to release explicitly; gcsfs closes its session with the loop."""
+
+
+def from_uri(parsed: SplitResult) -> GcsStore:
+    """``gs://bucket/prefix?endpoint=URL&token=anon|google_default|cloud|PATH&project=P``."""
+    options = parse_qs(parsed.query, keep_blank_values=True)
+    unknown = sorted(set(options) - _URI_OPTIONS)
+    if unknown:
+        raise StoreUnavailable(
+            f"GCS store URI has unknown option(s) {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(_URI_OPTIONS))}",
+            op="open",
+        )
+    if parsed.username or parsed.password:
+        raise StoreUnavailable(
+            "GCS store URI carries user info; never put credentials in a URI, use "
+            "token=google_default or a service-account file path",
+            op="open",
+        )
+    bucket = parsed.hostname or ""
+    if not bucket:
+        raise StoreUnavailable("GCS store URI needs a bucket: gs://bucket/prefix", op="open")
+
+    def option(name: str) -> str | None:
+        return options[name][-1] if name in options else None
+
+    return GcsStore(
+        bucket,
+        unquote(parsed.path),
+        endpoint=option("endpoint"),
+        token=option("token"),
+        project=option("project"),
+    )
