@@ -47,7 +47,10 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
                        r"\.[A-Za-z0-9_-]*")),
     ("bearer_token", re.compile(r"(?i:authorization)[\"']?\s{0,8}[:=]\s{0,8}[\"']?\s{0,8}"
                                 r"(?i:bearer)\s{1,8}[A-Za-z0-9._~+/-]{8,}"
-                                r"|(?<![A-Za-z0-9])(?i:bearer)\s{1,8}[A-Za-z0-9._~+/-]{20,}")),
+                                # alone, "bearer" needs a long token holding a digit, so
+                                # that prose like "bearer instrument-calibration" passes
+                                r"|(?<![A-Za-z0-9])(?i:bearer)\s{1,8}"
+                                r"(?=[A-Za-z._~+/-]{0,200}[0-9])[A-Za-z0-9._~+/-]{20,}")),
 )
 RULE_NAMES = (*(name for name, _ in RULES), "credential_field")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -152,6 +153,16 @@ def test_bad_expressions_are_refused_with_where_and_what(text: str, expected: st
         compile_expression(text)
     assert expected in str(info.value)
     assert isinstance(info.value, WorkflowError)
+
+
+def test_the_language_never_reaches_python_eval() -> None:
+    import inspect
+
+    from reference_engine.workflows import expressions
+
+    source = inspect.getsource(expressions)
+    assert not re.search(r"(?<![\w.])(eval|exec|compile|__import__|getattr)\(", source)
+    assert "import ast" not in source
 
 
 def test_a_non_text_expression_is_refused() -> None:
