@@ -67,7 +67,11 @@ def stressed_switching(interval: float = 1e-6) -> Iterator[None]:
 
 def run_threads(open_handle: Callable[[], Any], *, racers: int = 4, calls: int = 40,
                 keys: Sequence[str] = DEFAULT_KEYS, seed: int | str = 0) -> list[Operation]:
-    """``racers`` threads, each on its own handle, run their planned calls at once."""
+    """``racers`` threads, each on its own handle, run their planned calls at once.
+
+    Handles come from ``open_handle`` and stay open: whoever hands out handles closes them
+    (``dw_open_handle`` does at teardown).
+    """
     log = HistoryLog()
     handles = [open_handle() for _ in range(racers)]
     barrier = threading.Barrier(racers)
@@ -84,17 +88,11 @@ def run_threads(open_handle: Callable[[], Any], *, racers: int = 4, calls: int =
 
     threads = [threading.Thread(target=racer, args=(i,), name=f"dw-racer-{i}")
                for i in range(racers)]
-    try:
-        with stressed_switching():
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-    finally:
-        for handle in handles:
-            close = getattr(handle, "close", None)
-            if callable(close):
-                close()
+    with stressed_switching():
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     if failures:
         raise failures[0]
     return log.operations()
