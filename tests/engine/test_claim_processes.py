@@ -1,0 +1,48 @@
+"""Two OS processes contend for one run claim on the filesystem store (SPEC §4.3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from dw_testing.clock import FakeClock
+
+CHILD = """
+import json, sys
+from pathlib import Path
+from reference_engine.claims import ClaimBook
+from reference_engine.clock import clock_from_env
+from reference_engine.refusals import Refusal
+from reference_engine.stores.fs import FsStore
+
+store = FsStore(sys.argv[1], fsync=False)
+book = ClaimBook(store, clock_from_env(), host=sys.argv[2], ttl_ms=30_000, patience=False)
+try:
+    claim = book.take("contended")
+    print(json.dumps({"held": claim.generation}))
+except Refusal as refusal:
+    print(json.dumps({"refused": refusal.kind}))
+"""
+
+
+def _spawn(root: Path, name: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", CHILD, str(root), name],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+
+
+def test_only_one_of_several_processes_takes_a_fresh_claim(tmp_path: Path) -> None:
+    clock = FakeClock(mirror_to=tmp_path / "clock")
+    env = {**os.environ, **clock.env}
+    children = [_spawn(tmp_path / "store", f"host-{i}", env) for i in range(4)]
+    results = []
+    for child in children:
+        out, err = child.communicate(timeout=60)
+        assert child.returncode == 0, err
+        results.append(json.loads(out))
+    assert sorted(json.dumps(r) for r in results) == sorted(
+        [json.dumps({"held": 1})] + [json.dumps({"refused": "busy"})] * 3
+    )
