@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from dw_testing.faults import FaultyStore
 from dw_testing.history.checker import check_history
 from dw_testing.history.events import Operation, dump_jsonl, load_jsonl, merge_histories
 from dw_testing.history.recorder import HistoryLog, HistoryRecorder
@@ -172,3 +173,26 @@ def test_plan_is_reproducible_and_values_unique() -> None:
     assert steps == plan(7, "t0", 200, ("a", "b"))
     values = [v for _, _, v in steps if v]
     assert len(values) == len(set(values))
+
+
+def test_a_lost_response_then_false_on_retry_is_linearizable() -> None:
+    """SPEC §2.1.7: the create landed, its reply was lost, the retry answers False."""
+    faulty = FaultyStore(MemoryStore())
+    faulty.inject("put_if_absent", "drop-response-after-commit", key="k")
+    store = HistoryRecorder(faulty, process_id="writer")
+    with pytest.raises(TransientStoreError):
+        store.put_if_absent("k", b"mine")
+    assert store.put_if_absent("k", b"mine") is False
+    assert store.get("k") == b"mine"
+    faulty.assert_all_hit()
+    assert check_history(store.history).verdict == "ok"
+
+
+def test_false_to_the_winner_without_a_fault_is_a_violation() -> None:
+    faulty = FaultyStore(MemoryStore())
+    faulty.inject("put_if_absent", "false-to-winner", key="k")
+    store = HistoryRecorder(faulty, process_id="writer")
+    assert store.put_if_absent("k", b"mine") is False
+    assert store.get("k") == b"mine"
+    faulty.assert_all_hit()
+    assert check_history(store.history).verdict == "violation"
