@@ -49,6 +49,7 @@ from reference_engine.stores.keys import key_problem
 from reference_engine.waits.delivery import Request, deliver
 from reference_engine.waits.outcomes import WaitFacts, outcome_at
 from reference_engine.waits.registration import read_registration
+from reference_engine.workflows.loader import parse_workflow, with_inputs
 from reference_engine.workflows.model import Workflow
 
 __all__ = ["Delivery", "Engine", "OpenWait", "ReceiptView", "RunView", "WaitView"]
@@ -130,8 +131,6 @@ class Engine:
         if workflow.has_wait() and not self.creates:
             raise self._unsupported(f"hold the waits of workflow {workflow.name}")
         if inputs:
-            from reference_engine.workflows.loader import with_inputs
-
             workflow = with_inputs(workflow, inputs)
         run_id = str(uuid.uuid4()) if run_id is None else run_id.strip()
         problem = key_problem(run_id) if "/" not in run_id else "it contains '/'"
@@ -172,8 +171,6 @@ class Engine:
         return self._resume(run_id, patience=None)
 
     def _resume(self, run_id: str, *, patience: bool | None) -> RunView:
-        from reference_engine.workflows.loader import parse_workflow
-
         if not self.creates:
             raise self._unsupported("resume a run")
         self._record(run_id)  # run_not_found before any claim is written

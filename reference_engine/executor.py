@@ -9,6 +9,7 @@ and the executor stops with ``busy`` and writes nothing more.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import re
@@ -16,11 +17,13 @@ import subprocess
 import threading
 import types
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any
 
 from reference_engine.claims import Claim
 from reference_engine.clock import Clock
+from reference_engine.payloads import PayloadError, validate_payload
 from reference_engine.records import keys
 from reference_engine.records.decoding import MAX_RUN_RECORD_BYTES, Found, Unreadable
 from reference_engine.records.io import create_then_read
@@ -38,6 +41,7 @@ from reference_engine.records.run import (
 )
 from reference_engine.records.views import RunView, WaitView
 from reference_engine.refusals import Refusal
+from reference_engine.secrets import filter_event
 from reference_engine.waits.outcomes import WaitFacts, outcome_at
 from reference_engine.waits.registration import (
     RegistrationTooLarge,
@@ -45,6 +49,8 @@ from reference_engine.waits.registration import (
     register,
     wait_id_for,
 )
+from reference_engine.workflows.expressions import evaluate, evaluate_condition
+from reference_engine.workflows.interpolate import interpolate
 from reference_engine.workflows.model import Job, Step, WaitSpec, Workflow
 
 JOB_DONE = ("succeeded", "failed", "skipped")
@@ -57,8 +63,6 @@ Saver = Callable[[RunRecord], RunRecord]
 
 def journal_event(event: Mapping[str, Any], *, bypass: bool = False) -> dict[str, Any]:
     """A journal event after the secret filter (SPEC §4.8)."""
-    from reference_engine.secrets import filter_event
-
     return filter_event(event, bypass=bypass)
 
 
@@ -210,8 +214,6 @@ class Executor:
         self.update(change)
 
     def _run_job(self, job: Job) -> None:
-        from reference_engine.workflows.expressions import evaluate_condition
-
         status = self.record.jobs.get(job.name)
         if status is None or status == "pending":
             if job.when and not evaluate_condition(job.when, self.context()):
@@ -232,8 +234,6 @@ class Executor:
     # --- steps ------------------------------------------------------------------------
 
     def _iterations(self, step: Step) -> list[tuple[str, int, Any]]:
-        from reference_engine.workflows.expressions import evaluate
-
         if step.for_each is None:
             return [(step.name, 0, None)]
         items = step.for_each
@@ -280,8 +280,6 @@ class Executor:
         return status
 
     def _run_plain(self, job: Job, step: Step, name: str, item: Any) -> str:
-        from reference_engine.workflows.interpolate import interpolate
-
         context = self.context()
         if item is not None:
             context["item"] = item
@@ -343,9 +341,7 @@ class Executor:
                                 f"{target} returned a value that is not JSON")
         return self._finish(job, name, SUCCEEDED, output, None)
 
-    def _keep_alive(self) -> Any:
-        import contextlib
-
+    def _keep_alive(self) -> AbstractContextManager[None]:
         return self.claim.keep_alive() if self.claim is not None else contextlib.nullcontext()
 
     # --- waits ------------------------------------------------------------------------
@@ -394,8 +390,6 @@ def apply_outcomes(store: Any, record: RunRecord, now: float, *,
     ``strict``: raise :class:`OpenWaits` (nothing to save) when any wait has no outcome
     yet; otherwise such steps stay waiting.
     """
-    from reference_engine.payloads import PayloadError, validate_payload
-
     updated = record
     open_steps: list[tuple[str, StepRecord]] = []
     applied = 0
@@ -408,7 +402,7 @@ def apply_outcomes(store: Any, record: RunRecord, now: float, *,
         facts = WaitFacts.of(ref.id, record.run_id, record.workflow, ref.deadline, reg_raw)
         decoded = outcome_at(store, facts, now)
         if isinstance(decoded, Unreadable) or isinstance(reg, Unreadable):
-            updated = _fail_wait(updated, name, step, "wait_unreadable")
+            updated = fail_wait(updated, name, step, "wait_unreadable")
             continue
         if not isinstance(decoded, Found):
             open_steps.append((name, step))
@@ -416,13 +410,13 @@ def apply_outcomes(store: Any, record: RunRecord, now: float, *,
         outcome = decoded.record
         expected_fp = fingerprint(reg_raw) if reg_raw is not None else ""
         if outcome.fingerprint != expected_fp:
-            updated = _fail_wait(updated, name, step, "wait_unreadable")
+            updated = fail_wait(updated, name, step, "wait_unreadable")
             continue
         if outcome.kind == ACCEPTED:
             try:
                 validate_payload(outcome.payload, schema)
             except PayloadError:
-                updated = _fail_wait(updated, name, step, "wait_unreadable")
+                updated = fail_wait(updated, name, step, "wait_unreadable")
                 continue
             assert outcome.receipt is not None
             event = {"type": "answer_applied", "job": step.job, "step": name,
@@ -434,16 +428,16 @@ def apply_outcomes(store: Any, record: RunRecord, now: float, *,
             )).with_event(journal_event(event, bypass=bypass))
             applied += 1
         elif outcome.kind == TIMED_OUT:
-            updated = _fail_wait(updated, name, step, "wait_timeout")
+            updated = fail_wait(updated, name, step, "wait_timeout")
         elif outcome.kind == CANCELLED:
-            updated = _fail_wait(updated, name, step, "cancelled")
+            updated = fail_wait(updated, name, step, "cancelled")
     if open_steps and strict:
         raise OpenWaits(open_steps)
     jobs = {j: (RUNNING if s == JOB_WAITING else s) for j, s in updated.jobs.items()}
     return replace(updated, jobs=jobs, status=RUNNING), applied
 
 
-def _fail_wait(record: RunRecord, name: str, step: StepRecord, error: str) -> RunRecord:
+def fail_wait(record: RunRecord, name: str, step: StepRecord, error: str) -> RunRecord:
     event = {"type": "wait_failed", "job": step.job, "step": name, "error": error}
     return record.with_step(name, replace(step, status=FAILED, error=error)).with_event(
         journal_event(event))

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from reference_engine.executor import fail_wait, journal_event, step_output_for_signal
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found, Unreadable
 from reference_engine.records.outcome import ACCEPTED
@@ -46,8 +47,6 @@ def _facts(store: Any, record: RunRecord, wait_id: str, deadline: float) -> Wait
 def end_run(store: Any, record: RunRecord, status: str, now: float, save: Saver,
             event: dict[str, Any]) -> RunRecord:
     """Run the four lifetime steps and return the saved final record."""
-    from reference_engine.executor import _fail_wait, journal_event, step_output_for_signal
-
     assert status in ENDED
     final = record
     # 1. settle cancelled on open waits; 2. copy what won into the record.
@@ -57,7 +56,7 @@ def end_run(store: Any, record: RunRecord, status: str, now: float, save: Saver,
                                                 step.wait.deadline), now)
         if isinstance(stored, Found) and stored.record.kind == ACCEPTED:
             step = replace(step, output=step_output_for_signal(stored.record))
-        final = _fail_wait(final.with_step(name, step), name, step, "cancelled")
+        final = fail_wait(final.with_step(name, step), name, step, "cancelled")
     final = replace(final, status=status).with_event(journal_event(event))
     saved = save(final)
     # 3. registrations, then 4. outcomes.
