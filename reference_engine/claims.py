@@ -4,8 +4,10 @@ Staleness is judged on the taker's own monotonic clock: a lease is stale when it
 bytes stayed unchanged for ``ttl + grace``. That needs two looks at the same bytes, so a
 :class:`ClaimBook` remembers ``(generation, bytes, first seen)`` per run for the life of
 the engine. With ``patience`` a taker that sees an unknown lease waits for it (through
-the injected ``sleeper``, so a test passes ``FakeClock.advance``): a beat proves the
-holder alive (``busy``), unchanged bytes for ``ttl + grace`` prove it dead (take over).
+the injected ``sleeper``, so a test passes ``FakeClock.advance``), looking every
+``min(ttl/3, 1 s)``: a beat proves the holder alive (``busy``), unchanged bytes for
+``ttl + grace`` prove it dead (take over). A clock that does not move across a sleep
+(a ``DW_CLOCK`` file nobody advances) ends the wait with ``busy``.
 
 The holder beats at every save point (:meth:`Claim.ensure_held`) and, while a long step
 runs, from a :meth:`Claim.keep_alive` thread. It stops, writing nothing more, once
@@ -14,6 +16,7 @@ runs, from a :meth:`Claim.keep_alive` thread. It stops, writing nothing more, on
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import threading
@@ -31,6 +34,7 @@ from reference_engine.records.io import create_then_read
 from reference_engine.refusals import Refusal
 
 GRACE_FRACTION = 5  # grace = ttl / 5
+POLL_SECONDS = 1.0  # a patient taker looks at a lease at least this often
 
 
 @dataclass
@@ -166,7 +170,10 @@ class ClaimBook:
     def take(self, run_id: str, *, patience: bool | None = None) -> Claim:
         """Take the claim on ``run_id`` or refuse ``busy``."""
         wait = self.patience if patience is None else (patience and self.sleeper is not None)
-        polls = int((self.ttl + self.grace) / (self.ttl / 3)) + 2
+        # Poll often enough to see a beat (every ttl/3) and no longer than a dead lease
+        # needs to go stale, plus one beat interval of slack.
+        interval = min(self.ttl / 3, POLL_SECONDS)
+        polls = math.ceil((self.ttl + self.grace + self.ttl / 3) / interval) + 1
         for _ in range(polls + 3):
             generations = _generations(self.store, run_id)
             if not generations:
@@ -182,13 +189,18 @@ class ClaimBook:
             if verdict == "stale":
                 return self._create(run_id, g + 1)
             holder = decoded.record.host if isinstance(decoded, Found) else "an unknown host"
-            if verdict == "alive" or not wait or polls <= 0:
-                raise _busy(run_id, f"another process on {holder} holds its claim",
+            refusal = _busy(run_id, f"another process on {holder} holds its claim",
                             f"Try again once it finishes, or after {self.ttl + self.grace:g}s "
                             "if that process died.")
+            if verdict == "alive" or not wait or polls <= 0:
+                raise refusal
             polls -= 1
             assert self.sleeper is not None
-            self.sleeper(self.ttl / 3)
+            before = self.clock.monotonic()
+            self.sleeper(interval)
+            if self.clock.monotonic() <= before:
+                # A frozen clock (a DW_CLOCK file nobody moves) can never age a lease.
+                raise refusal
         raise _busy(run_id, "its claim kept changing hands", "Try again.")
 
     def _judge(self, run_id: str, g: int, raw: bytes) -> str:

@@ -175,3 +175,16 @@ def test_without_put_if_absent_plain_runs_execute_unclaimed_and_waits_are_refuse
         with pytest.raises(Refusal) as refused:
             action()
         assert refused.value.kind == "unsupported"
+
+
+def test_a_frozen_clock_ends_the_wait_for_a_stale_lease(
+    store: MemoryStore, clock: FakeClock
+) -> None:
+    _book(store, clock).take("r")
+    naps: list[float] = []
+    frozen = ClaimBook(store, clock, host="h", ttl_ms=TTL_MS, sleeper=naps.append,
+                       patience=True)
+    with pytest.raises(Refusal) as refused:
+        frozen.take("r")
+    assert refused.value.kind == "busy"
+    assert naps == [1.0]  # one poll, then it saw the clock never moves
