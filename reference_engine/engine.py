@@ -161,8 +161,13 @@ class Engine:
         try:
             record = saver(record)
         except Refusal:
-            self._release(claim)
-            raise exists from None
+            self._release_quietly(claim)
+            if revision_numbers(self.store, run_id):
+                raise exists from None
+            raise
+        except Exception:
+            self._release_quietly(claim)
+            raise
         self.progress(f"run {run_id} of {workflow.name} started")
         return self._drive(workflow, record, claim, saver)
 
