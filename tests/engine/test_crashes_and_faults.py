@@ -147,7 +147,8 @@ def test_crash_after_every_store_call_of_signal() -> None:
     assert _explore(setup, lambda e: e.signal(wait_ids[0], YES), recover) >= 3
 
 
-@pytest.mark.parametrize("fault", ["false-to-winner", "drop-response-after-commit"])
+@pytest.mark.parametrize("fault", ["false-to-winner", "drop-response-after-commit",
+                                   "conflict-409-once", "transient-once"])
 @pytest.mark.parametrize("family", ["outcomes", "claims", "runs", "waits"])
 def test_the_engine_is_right_when_the_store_misreports_the_winner(
     fault: str, family: str, clock: FakeClock

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from engine_helpers import YES, MakeEngine, approval_workflow
+from engine_helpers import YES, approval_workflow
 
 from dw_testing.clock import FakeClock
 from reference_engine.engine import Engine
@@ -83,8 +83,7 @@ print(json.dumps(engine.signal(sys.argv[2], '{"approved": true}',
 """
 
 
-def test_a_signal_from_another_process_is_applied(tmp_path: Path,
-                                                  make_engine: MakeEngine) -> None:
+def test_a_signal_from_another_process_is_applied(tmp_path: Path) -> None:
     clock = FakeClock(mirror_to=tmp_path / "clock")
     engine = Engine(FsStore(tmp_path / "store", fsync=False), clock, sleeper=clock.advance)
     view = engine.run(approval_workflow())
