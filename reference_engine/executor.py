@@ -160,8 +160,9 @@ class Executor:
     def execute(self) -> RunRecord:
         """Run until the run suspends or every level is done; returns the record.
 
-        An ended run is returned with its final status *unsaved* status fields set by
-        :meth:`final_status`; the caller runs the end-of-run lifetime (lifecycle.py).
+        A suspended run is saved ``suspended``. When every level is done the record is
+        returned still ``running``: the caller takes :meth:`final_status` and runs the
+        end-of-run lifetime (``lifecycle.end_run``), which saves the final status.
         """
         for level in self.workflow.levels():
             todo = [j for j in level if self.record.jobs.get(j) not in JOB_DONE]
