@@ -287,6 +287,7 @@ def unlisted_useless_tests(matrix: KillMatrix, listed: Mapping[str, str]) -> lis
 def render(matrix: KillMatrix, listed: Mapping[str, str] | None = None) -> list[Any]:
     """Rich renderables: the full matrix, the per-mutant summary and the verdict lines."""
     from rich import box
+    from rich.markup import escape
     from rich.table import Table
 
     listed = unkillable_tests() if listed is None else listed
@@ -303,7 +304,7 @@ def render(matrix: KillMatrix, listed: Mapping[str, str] | None = None) -> list[
             outcome = matrix.outcomes.get((mutant, test))
             cells.append("[bold red]X[/]" if outcome == KILLED else
                          "[dim]s[/]" if outcome == "SKIP" else "" if outcome is None else ".")
-        full.add_row(short_name(test), *cells)
+        full.add_row(escape(short_name(test)), *cells)
 
     summary = Table(title="Mutants")
     for column in ("#", "mutant", "section", "kills", "first test that killed it",
@@ -315,7 +316,7 @@ def render(matrix: KillMatrix, listed: Mapping[str, str] | None = None) -> list[
         summary.add_row(
             numbered[mutant], mutant, info.section if info else "",
             str(len(matrix.killed_by(mutant))),
-            short_name(first) if first else "[bold red]SURVIVED[/]",
+            escape(short_name(first)) if first else "[bold red]SURVIVED[/]",
             _seconds(matrix.time_to_first_kill(mutant)), _seconds(matrix.time_to_kill(mutant)),
         )
     verdict: list[Any] = [full, summary]
@@ -330,8 +331,8 @@ def render(matrix: KillMatrix, listed: Mapping[str, str] | None = None) -> list[
                    else f"[green]every one of {len(matrix.mutants)} mutants was killed[/]")
     for test in matrix.tests_killing_nothing():
         reason = listed.get(test) or listed.get(short_name(test))
-        verdict.append(f"killed nothing: {short_name(test)}"
-                       + (f" (unkillable: {reason})" if reason else
+        verdict.append(f"killed nothing: {escape(short_name(test))}"
+                       + (f" (unkillable: {escape(reason)})" if reason else
                           " [bold red]- not listed in docs/unkillable.md[/]"))
     return verdict
 

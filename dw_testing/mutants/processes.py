@@ -37,8 +37,8 @@ def _lock_for(root: Path) -> threading.Lock:
 
 
 class RacyBetweenProcesses:
-    """Create is check-then-write under a ``threading.Lock``: no thread can race it, but
-    two processes can both find the key absent and both win.
+    """Every write holds a ``threading.Lock`` and create checks, then writes: no thread can
+    race a create, but two processes can both find the key absent and both win.
 
     Each record is one file named by the key's hash, holding the key, a newline and
     the value; writes go through a temp file and ``os.replace``.
@@ -58,7 +58,9 @@ class RacyBetweenProcesses:
         os.replace(temp, self._path(key))
 
     def put(self, key: str, data: bytes) -> None:
-        self._write(validate_key(key, op="put"), data)
+        validate_key(key, op="put")
+        with self.lock:
+            self._write(key, data)
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
         validate_key(key, op="put_if_absent")
@@ -77,7 +79,9 @@ class RacyBetweenProcesses:
         return raw.partition(b"\n")[2]
 
     def delete(self, key: str) -> None:
-        self._path(validate_key(key, op="delete")).unlink(missing_ok=True)
+        path = self._path(validate_key(key, op="delete"))
+        with self.lock:
+            path.unlink(missing_ok=True)
 
     def list(self, prefix: str) -> list[str]:
         normalised = validate_prefix(prefix)
