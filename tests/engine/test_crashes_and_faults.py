@@ -84,13 +84,14 @@ def _explore(setup: Callable[[FakeClock], MemoryStore], action: Callable[[Engine
     base = setup(base_clock)
     total = _count_calls(lambda: _copy(base), action, FakeClock(base_clock.now()))
     for n in range(1, total + 1):
-        clock = FakeClock(base_clock.now())
-        store = _copy(base)
-        faulty = FaultyStore(store)
-        faulty.crash_after_call(n)
-        with pytest.raises(SimulatedCrash):
-            action(_engine(faulty, clock))
-        recover(store, clock)
+        for point in ("before", "after_commit"):  # the call never lands / lands unseen
+            clock = FakeClock(base_clock.now())
+            store = _copy(base)
+            faulty = FaultyStore(store)
+            faulty.crash(None, after_calls=n - 1, point=point)
+            with pytest.raises(SimulatedCrash):
+                action(_engine(faulty, clock))
+            recover(store, clock)
     return total
 
 
