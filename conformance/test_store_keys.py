@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+import uuid
 from typing import Any
 
 import pytest
@@ -11,21 +12,22 @@ from reference_engine.errors import InvalidKey
 
 pytestmark = pytest.mark.dw_store_contract
 
+# "{p}" is a fresh probe segment, so whatever a store wrote anyway can be found and listed.
 REFUSED_KEYS = {
     "empty": "",
-    "absolute": "/runs/r1",
-    "empty segment": "runs//r1",
-    "trailing slash": "runs/r1/",
-    "dot segment": "runs/./r1",
-    "dot-dot segment": "runs/../r1",
-    "leading dot-dot": "../x",
+    "absolute": "/{p}/r1",
+    "empty segment": "{p}//r1",
+    "trailing slash": "{p}/r1/",
+    "dot segment": "{p}/./r1",
+    "dot-dot segment": "{p}/x/../r1",
+    "leading dot-dot": "../{p}/r1",
     "only dot-dot": "..",
-    "backslash": "runs\\r1",
-    "NUL": "runs/r\x001",
-    "control character": "runs/r\x1b1",
-    "DEL": "runs/r\x7f1",
-    "segment over 200 bytes": "runs/" + "é" * 101,
-    "key over 1024 bytes": "/".join(["k" * 100] * 11),
+    "backslash": "{p}\\r1",
+    "NUL": "{p}/r\x001",
+    "control character": "{p}/r\x1b1",
+    "DEL": "{p}/r\x7f1",
+    "segment over 200 bytes": "{p}/" + "\u00e9" * 101,
+    "key over 1024 bytes": "{p}/" + "/".join(["k" * 100] * 10),
 }
 REFUSED_PREFIXES = {
     "leading dot-dot": "../x",
@@ -86,8 +88,10 @@ def _refusal_problems(call: Any, op: str, shape: str) -> list[str]:
 def test_every_refused_key_shape_raises_invalid_key_on_every_operation(
     dw_raw_store: Any, dw_caps: dict[str, bool],
 ) -> None:
+    probe = f"dwc-refused-{uuid.uuid4().hex[:12]}"
     problems: list[str] = []
-    for shape, key in REFUSED_KEYS.items():
+    for shape, template in REFUSED_KEYS.items():
+        key = template.replace("{p}", probe)
         calls = {
             "put": lambda k=key: dw_raw_store.put(k, b"x"),
             "get": lambda k=key: dw_raw_store.get(k),
@@ -97,9 +101,13 @@ def test_every_refused_key_shape_raises_invalid_key_on_every_operation(
             calls["put_if_absent"] = lambda k=key: dw_raw_store.put_if_absent(k, b"x")
         for op, call in calls.items():
             problems += _refusal_problems(call, op, shape)
+    written = dw_raw_store.list(probe)
+    for key in written:  # best effort: a store that wrote a refused key cleans up after itself
+        dw_raw_store.delete(key)
     assert not problems, "refused key shapes must raise InvalidKey naming the operation:\n" + (
         "\n".join(problems)
     )
+    assert written == [], f"refused writes still stored {len(written)} record(s) under the probe"
 
 
 def test_every_refused_prefix_shape_raises_invalid_key_on_list(dw_raw_store: Any) -> None:

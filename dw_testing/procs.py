@@ -13,8 +13,10 @@ The function runs as ``function(store, *args)`` and must be importable by its
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -88,11 +90,9 @@ def run_in_children(
             assert child.stdin is not None
             child.stdin.write(json.dumps(request) + "\n")
             child.stdin.flush()
+        deadline = time.monotonic() + timeout
         for child in children:
-            assert child.stdout is not None
-            if child.stdout.readline().strip() != READY:
-                _, err = child.communicate(timeout=timeout)
-                raise ChildFailed(f"a child failed before the start line:\n{_tail(err)}")
+            _await_ready(child, deadline)
         for child in children:
             assert child.stdin is not None
             child.stdin.write(GO + "\n")
@@ -103,6 +103,19 @@ def run_in_children(
             if child.poll() is None:
                 child.kill()
                 child.wait()
+
+
+def _await_ready(child: subprocess.Popen[str], deadline: float) -> None:
+    """Wait for the child's "ready" line, never past ``deadline``."""
+    assert child.stdout is not None
+    ready, _, _ = select.select([child.stdout], [], [], max(0.0, deadline - time.monotonic()))
+    line = child.stdout.readline().strip() if ready else ""
+    if line == READY:
+        return
+    child.kill()
+    _, err = child.communicate()
+    what = "did not report ready in time" if not ready else "failed before the start line"
+    raise ChildFailed(f"a child {what}:\n{_tail(err)}")
 
 
 def _result_of(child: subprocess.Popen[str], timeout: float) -> Any:
