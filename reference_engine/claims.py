@@ -16,14 +16,17 @@ runs, from a :meth:`Claim.keep_alive` thread. It stops, writing nothing more, on
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import math
 import os
 import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from reference_engine.clock import Clock
@@ -40,8 +43,72 @@ POLL_SECONDS = 1.0  # a patient taker looks at a lease at least this often
 @dataclass
 class _Seen:
     generation: int
-    raw: bytes
+    digest: str  # sha256 of the lease bytes: the same bytes, the same digest
     since: float
+
+
+class _Looks:
+    """What this taker saw of each run's newest lease, and since when (monotonic).
+
+    In memory by default. With ``path`` the looks also live in a small JSON file on this
+    host, so separate CLI processes share them: a first ``dw resume`` records the look,
+    and a later one (after ``DW_CLOCK`` moved) can prove the lease stale. Monotonic time
+    is host-wide, so the file never leaves the host; a lost or torn file only costs a
+    look, which errs towards ``busy``.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._memory: dict[str, _Seen] = {}
+        self._lock = threading.Lock()
+
+    def _load(self) -> dict[str, _Seen]:
+        if self.path is None:
+            return self._memory
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            return {run: _Seen(int(v["g"]), str(v["digest"]), float(v["since"]))
+                    for run, v in raw.items()}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return {}
+
+    def _store(self, looks: dict[str, _Seen]) -> None:
+        if self.path is None:
+            self._memory = looks
+            return
+        body = {run: {"g": v.generation, "digest": v.digest, "since": v.since}
+                for run, v in looks.items()}
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):  # a lost look only delays a takeover
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(body), encoding="utf-8")
+            tmp.replace(self.path)
+
+    def judge(self, run_id: str, g: int, raw: bytes, now: float, stale_after: float) -> str:
+        """``stale``, ``alive`` (the bytes changed since the last look) or ``unknown``."""
+        digest = hashlib.sha256(raw).hexdigest()
+        with self._lock:
+            looks = self._load()
+            seen = looks.get(run_id)
+            verdict = "unknown"
+            if seen is not None and seen.generation == g and seen.digest == digest:
+                if now < seen.since:  # the host rebooted: monotonic time restarted
+                    seen = None
+                elif now - seen.since >= stale_after:
+                    return "stale"
+                else:
+                    return "unknown"
+            elif seen is not None and seen.generation == g:
+                verdict = "alive"
+            looks[run_id] = _Seen(g, digest, now)
+            self._store(looks)
+            return verdict
+
+    def forget(self, run_id: str) -> None:
+        with self._lock:
+            looks = self._load()
+            if looks.pop(run_id, None) is not None:
+                self._store(looks)
 
 
 def _generations(store: Any, run_id: str) -> list[int]:
@@ -121,7 +188,7 @@ class Claim:
             self.store.put(keys.claim_key(self.run_id, self.generation), self.lease.encode())
             self.lost = True  # released: nothing more may be written under it
 
-    @contextmanager
+    @contextlib.contextmanager
     def keep_alive(self) -> Iterator[None]:
         """Beat every ttl/3 of real time while a long step runs in this thread."""
         stop = threading.Event()
@@ -147,7 +214,7 @@ class ClaimBook:
 
     def __init__(self, store: Any, clock: Clock, *, host: str | None = None,
                  ttl_ms: int = 30_000, sleeper: Callable[[float], object] | None = None,
-                 patience: bool = True) -> None:
+                 patience: bool = True, looks_path: Path | None = None) -> None:
         if ttl_ms <= 0:
             raise ValueError(f"lease ttl {ttl_ms} ms must be positive")
         self.store = store
@@ -156,8 +223,7 @@ class ClaimBook:
         self.ttl_ms = ttl_ms
         self.sleeper = sleeper
         self.patience = patience and sleeper is not None
-        self._seen: dict[str, _Seen] = {}
-        self._lock = threading.Lock()
+        self._looks = _Looks(looks_path)
 
     @property
     def ttl(self) -> float:
@@ -204,17 +270,8 @@ class ClaimBook:
         raise _busy(run_id, "its claim kept changing hands", "Try again.")
 
     def _judge(self, run_id: str, g: int, raw: bytes) -> str:
-        """``stale``, ``alive`` (bytes changed since the last look) or ``unknown``."""
-        now = self.clock.monotonic()
-        with self._lock:
-            seen = self._seen.get(run_id)
-            if seen is None or seen.generation != g:
-                self._seen[run_id] = _Seen(g, raw, now)
-                return "unknown"
-            if seen.raw != raw:
-                self._seen[run_id] = _Seen(g, raw, now)
-                return "alive"
-            return "stale" if now - seen.since >= self.ttl + self.grace else "unknown"
+        return self._looks.judge(run_id, g, raw, self.clock.monotonic(),
+                                 self.ttl + self.grace)
 
     def _create(self, run_id: str, g: int) -> Claim:
         lease = Lease(holder=str(uuid.uuid4()), host=self.host, pid=os.getpid(),
@@ -223,8 +280,7 @@ class ClaimBook:
         stored = create_then_read(self.store, keys.claim_key(run_id, g), lease.encode())
         decoded = decode_lease(stored)
         if isinstance(decoded, Found) and decoded.record.holder == lease.holder:
-            with self._lock:
-                self._seen.pop(run_id, None)
+            self._looks.forget(run_id)
             return Claim(self.store, self.clock, run_id, g, lease, started)
         raise _busy(run_id, "another process took its claim at the same moment",
                     "Try again once it finishes.")

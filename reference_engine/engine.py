@@ -3,7 +3,9 @@
 Every refusal raises :class:`~reference_engine.refusals.Refusal`. The store and the
 clock are always passed in; ``sleeper`` (default ``time.sleep``) serves the workflow
 ``sleep:`` step and the wait for a possibly dead claim holder, so tests pass
-``FakeClock.advance`` and never sleep.
+``FakeClock.advance`` and never sleep. ``claim_looks`` names a host-local file in which
+separate processes share what they saw of claim leases (see ``claims.py``), so a later
+CLI call can take over a dead owner's claim once ``DW_CLOCK`` has moved past its ttl.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from reference_engine.claims import Claim, ClaimBook
@@ -65,7 +68,7 @@ class Engine:
     def __init__(self, store: ControlPlaneStore, clock: Clock, *, host: str | None = None,
                  lease_ttl_ms: int = 30_000, progress: Callable[[str], None] | None = None,
                  sleeper: Callable[[float], object] | None = None,
-                 claim_patience: bool = True) -> None:
+                 claim_patience: bool = True, claim_looks: Path | None = None) -> None:
         self.store = store
         self.clock = clock
         self.host = host
@@ -74,7 +77,8 @@ class Engine:
         self.sleeper = sleeper if sleeper is not None else time.sleep
         self.creates = supports_create(store)
         self.claims = ClaimBook(store, clock, host=host, ttl_ms=lease_ttl_ms,
-                                sleeper=self.sleeper, patience=claim_patience)
+                                sleeper=self.sleeper, patience=claim_patience,
+                                looks_path=claim_looks)
 
     # --- helpers ----------------------------------------------------------------------
 
