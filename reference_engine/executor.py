@@ -269,6 +269,8 @@ class Executor:
         return JOB_WAITING if waiting else "ok"
 
     def _finish(self, job: Job, name: str, status: str, output: Any, error: str | None) -> str:
+        if error:  # an exception's text may quote a credential; the journal rule applies
+            error = str(filter_event({"error": error}, bypass=False)["error"])
         event = {"type": "step_finished", "job": job.name, "step": name, "status": status}
         if error:
             event["error"] = error
@@ -285,28 +287,32 @@ class Executor:
         if item is not None:
             context["item"] = item
         try:
-            if step.kind == "log":
-                message = interpolate(str(step.value), context["inputs"], context)
-                self.progress(message)
-                return self._finish(job, name, SUCCEEDED, {"message": message}, None)
-            if step.kind == "fail":
-                message = interpolate(str(step.value), context["inputs"], context)
-                return self._finish(job, name, FAILED, None, message)
-            if step.kind == "sleep":
-                self._sleep(float(step.value))
-                return self._finish(job, name, SUCCEEDED, {"seconds": step.value}, None)
-            if step.kind == "shell":
-                return self._shell(job, name, interpolate(str(step.value), context["inputs"],
-                                                          context))
-            if step.kind == "python":
-                return self._python(job, name, str(step.value), context)
+            status, output, error = self._perform(step, context)
         except Refusal:
             raise
-        except Exception as exc:  # a step's own failure; a crash (BaseException) passes
-            return self._finish(job, name, FAILED, None, f"{type(exc).__name__}: {exc}")
-        return self._finish(job, name, FAILED, None, f"unknown step kind {step.kind}")
+        except Exception as exc:  # the step's own failure; a crash (BaseException) passes
+            status, output, error = FAILED, None, f"{type(exc).__name__}: {exc}"
+        return self._finish(job, name, status, output, error)
+
+    def _perform(self, step: Step, context: dict[str, Any]) -> tuple[str, Any, str | None]:
+        """Run one plain step: ``(status, output, error)``; the caller saves it."""
+        if step.kind in ("log", "fail", "shell"):
+            text = interpolate(str(step.value), context["inputs"], context)
+            if step.kind == "log":
+                self.progress(text)
+                return SUCCEEDED, {"message": text}, None
+            if step.kind == "fail":
+                return FAILED, None, text
+            return self._shell(text)
+        if step.kind == "sleep":
+            self._sleep(float(step.value))
+            return SUCCEEDED, {"seconds": step.value}, None
+        if step.kind == "python":
+            return self._python(str(step.value), context)
+        return FAILED, None, f"unknown step kind {step.kind}"
 
     def _sleep(self, seconds: float) -> None:
+        """The ``sleep:`` step, in ttl/3 chunks so the claim keeps beating."""
         if self.sleeper is None:
             return
         chunk = self.claim.ttl / 3 if self.claim is not None else seconds
@@ -318,17 +324,17 @@ class Executor:
             if self.claim is not None:
                 self.claim.ensure_held()
 
-    def _shell(self, job: Job, name: str, command: str) -> str:
+    def _shell(self, command: str) -> tuple[str, Any, str | None]:
         with self._keep_alive():
             done = subprocess.run(command, shell=True, capture_output=True, text=True,
                                   check=False)
         output = (done.stdout + done.stderr)[-MAX_OUTPUT_CHARS:]
         result = {"exit_code": done.returncode, "output": output}
         if done.returncode != 0:
-            return self._finish(job, name, FAILED, result, f"exit code {done.returncode}")
-        return self._finish(job, name, SUCCEEDED, result, None)
+            return FAILED, result, f"exit code {done.returncode}"
+        return SUCCEEDED, result, None
 
-    def _python(self, job: Job, name: str, target: str, context: dict[str, Any]) -> str:
+    def _python(self, target: str, context: dict[str, Any]) -> tuple[str, Any, str | None]:
         module_name, _, function_name = target.partition(":")
         function = getattr(importlib.import_module(module_name), function_name)
         frozen = types.MappingProxyType(json.loads(json.dumps(
@@ -338,9 +344,8 @@ class Executor:
         try:
             output = json.loads(json.dumps(value, allow_nan=False))
         except (TypeError, ValueError):
-            return self._finish(job, name, FAILED, None,
-                                f"{target} returned a value that is not JSON")
-        return self._finish(job, name, SUCCEEDED, output, None)
+            return FAILED, None, f"{target} returned a value that is not JSON"
+        return SUCCEEDED, output, None
 
     def _keep_alive(self) -> AbstractContextManager[None]:
         return self.claim.keep_alive() if self.claim is not None else contextlib.nullcontext()
