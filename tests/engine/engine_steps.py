@@ -12,3 +12,7 @@ def echo_inputs(context: Mapping[str, Any]) -> dict[str, Any]:
 
 def mutate(context: Any) -> None:
     context["inputs"] = {}  # a read-only context refuses this
+
+
+def leak(_context: Any) -> None:
+    raise RuntimeError("could not log in with AKIAABCDEFGHIJKLMNOP")

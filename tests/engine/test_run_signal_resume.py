@@ -315,3 +315,31 @@ def test_an_outcome_with_another_fingerprint_is_unreadable_at_resume(
     engine.resume(view.run_id)
     assert engine.show(view.run_id)["steps"]["approval"]["error"] == "wait_unreadable"
     assert json.loads(store.get(key) or b"")["fingerprint"] == "0" * 64
+
+
+def test_a_step_error_quoting_a_credential_is_redacted(engine: Engine) -> None:
+    from reference_engine.workflows.loader import parse_workflow
+
+    wf = parse_workflow({"name": "leaky", "jobs": {
+        "a": {"steps": [{"name": "call", "python": "engine_steps:leak"}]}}})
+    view = engine.run(wf)
+    shown = json.dumps(engine.show(view.run_id))
+    assert view.status == "failed"
+    assert "AKIA" not in shown and "redacted" in shown
+
+
+def test_a_store_error_while_saving_is_not_recorded_as_a_step_failure(
+    store: MemoryStore, make_engine: MakeEngine
+) -> None:
+    from dw_testing.faults import FaultyStore
+    from reference_engine.errors import StoreError
+
+    faulty = FaultyStore(store)
+    faulty.inject("put_if_absent", "raise-before",
+                  key=keys.revision_key("r", 2).rsplit("/", 1)[0] + "/0000000002")
+    with pytest.raises(StoreError):
+        make_engine(faulty).run(plain_workflow(), run_id="r")
+    faulty.assert_all_hit()
+    engine = make_engine(store, claim_patience=False)
+    assert engine.show("r")["steps"] == {}
+    assert engine.resume("r").status == "succeeded"  # the claim was released: no wait
