@@ -229,17 +229,28 @@ def build_matrix(
     outcomes: dict[tuple[str, str], str] = {}
     times: dict[tuple[str, str], float] = {}
     junit = durations or {}
+    names = _store_names(report, mutants)
     for entry in report.get("tests", []):
-        store = str(entry["store"])
-        if store not in mutants:
+        if str(entry["store"]) not in names:
             continue
-        test = split_nodeid(str(entry["nodeid"]), store)
+        store = names[str(entry["store"])]
+        test = split_nodeid(str(entry["nodeid"]), str(entry["store"]))
         outcomes[(store, test)] = str(entry["outcome"])
         seconds = junit.get(_junit_key(str(entry["nodeid"])))
         if seconds is not None:
             times[(store, test)] = seconds
     tests = _suite_order({test for _, test in outcomes}, rootdir)
     return KillMatrix(list(mutants), tests, outcomes, times, wall_seconds, list(command))
+
+
+def _store_names(report: Mapping[str, Any], mutants: Sequence[str]) -> dict[str, str]:
+    """Report store name -> mutant name. The report lists stores in ``--dw-store`` order,
+    which is the mutants' order, so a catalogue that renames them (dashes, suffixes) is
+    still understood."""
+    reported = [str(name) for name in report.get("stores", [])]
+    if len(reported) == len(mutants):
+        return dict(zip(reported, mutants, strict=True))
+    return {name: name for name in mutants}
 
 
 def unkillable_tests(path: Path | None = None) -> dict[str, str]:

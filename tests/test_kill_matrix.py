@@ -7,7 +7,7 @@ the assertions share it through a module-scoped fixture.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -45,7 +45,11 @@ def matrix() -> Iterator[KillMatrix]:
           f"{'n/a' if median is None else f'{median:.3f} s'}")
 
 
-def test_every_store_mutant_is_killed(matrix: KillMatrix) -> None:
+def test_every_store_mutant_is_killed(
+    matrix: KillMatrix, record_property: Callable[[str, object], None],
+) -> None:
+    record_property("self_test_wall_seconds", round(matrix.wall_seconds, 2))
+    record_property("median_suite_seconds_to_kill", matrix.median_time_to_kill())
     assert set(matrix.mutants) == set(STORE_MUTANTS)
     survivors = matrix.survivors()
     assert not survivors, "the store suite let these mutants pass:\n" + "\n".join(
@@ -140,6 +144,16 @@ def test_build_matrix_finds_survivors_first_kills_and_idle_tests() -> None:
     assert built.time_to_kill("m1") == 0.25
     assert built.time_to_first_kill("m1") == 0.5
     assert unlisted_useless_tests(built, {"test_c": "why"}) == []
+
+
+def test_build_matrix_maps_renamed_stores_by_their_order() -> None:
+    report = {"stores": ["m-one", "m-two"], "tests": [
+        {"nodeid": "c/t.py::test_a[m-one]", "store": "m-one", "outcome": "FAIL"},
+        {"nodeid": "c/t.py::test_a[m-two]", "store": "m-two", "outcome": "PASS"},
+    ]}
+    built = build_matrix(report, ["m_one", "m_two"])
+    assert built.tests == ["c/t.py::test_a"]
+    assert built.survivors() == ["m_two"]
 
 
 def test_unkillable_doc_entries_are_parsed(tmp_path: Path) -> None:
