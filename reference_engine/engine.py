@@ -52,6 +52,7 @@ from reference_engine.stores.keys import key_problem
 from reference_engine.waits.delivery import Request, deliver
 from reference_engine.waits.outcomes import WaitFacts, outcome_at
 from reference_engine.waits.registration import read_registration
+from reference_engine.workflows.errors import WorkflowError
 from reference_engine.workflows.loader import parse_workflow, with_inputs
 from reference_engine.workflows.model import Workflow
 
@@ -102,6 +103,13 @@ class Engine:
         if claim is not None:
             claim.release()
 
+    def _snapshot(self, record: RunRecord) -> Workflow | None:
+        """The run's own workflow, or None when its snapshot no longer parses."""
+        try:
+            return parse_workflow(record.source)
+        except WorkflowError:
+            return None
+
     def _release_quietly(self, claim: Claim | None) -> None:
         """After a refusal or a store error, let go of the claim if we still can, so the
         next resume need not wait for the lease to go stale. A crash (BaseException) never
@@ -119,7 +127,7 @@ class Engine:
             if record.status != SUSPENDED:
                 status = executor.final_status()
                 record = end_run(self.store, record, status, self.clock.now(), saver,
-                                 {"type": "run_ended", "status": status})
+                                 {"type": "run_ended", "status": status}, workflow)
                 self.progress(f"run {record.run_id} {status}")
         except Exception:
             self._release_quietly(claim)
@@ -254,7 +262,7 @@ class Engine:
             else:
                 saver = FencedSaver(self.store, self.clock, claim, True)
                 record = end_run(self.store, record, CANCELLED, self.clock.now(), saver,
-                                 {"type": "run_cancelled"})
+                                 {"type": "run_cancelled"}, self._snapshot(record))
                 self.progress(f"run {run_id} cancelled")
         except Exception:
             self._release_quietly(claim)

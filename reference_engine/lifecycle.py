@@ -7,6 +7,7 @@ record and save, delete the registrations, delete the outcomes.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -15,7 +16,7 @@ from reference_engine.executor import fail_wait, journal_event, step_output_for_
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found, Unreadable
 from reference_engine.records.outcome import ACCEPTED
-from reference_engine.records.run import ENDED, WAITING, RunRecord
+from reference_engine.records.run import ENDED, WAITING, RunRecord, StepRecord, WaitRef
 from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import OpenWait
 from reference_engine.waits.outcomes import (
@@ -30,7 +31,9 @@ from reference_engine.waits.registration import (
     list_registration_ids,
     read_registration,
     remove_registration,
+    wait_id_for,
 )
+from reference_engine.workflows.model import Workflow
 
 SWEEP_AFTER_S = 24 * 3600
 KEEP_REVISIONS = 3
@@ -44,10 +47,40 @@ def _facts(store: Any, record: RunRecord, wait_id: str, deadline: float) -> Wait
     return WaitFacts.of(wait_id, record.run_id, record.workflow, deadline, raw)
 
 
+def adopt_unsaved_waits(store: Any, workflow: Workflow, record: RunRecord) -> RunRecord:
+    """The record with every wait that was registered but never saved as waiting.
+
+    A crash between registering a wait and saving its step leaves a registration no
+    revision shows (SPEC §4.4). Wait ids are deterministic, so the run finds them
+    without a scan, and the end of the run closes them like any other open wait.
+    """
+    known = record.wait_refs()
+    adopted = record
+    for job in workflow.jobs.values():
+        for step in job.steps:
+            if not step.is_wait:
+                continue
+            for index in itertools.count():
+                name = step.name if step.for_each is None else f"{step.name}[{index}]"
+                wait_id = wait_id_for(record.run_nonce, job.name, step.name, index, 1)
+                if wait_id not in known:
+                    reg = read_registration(store, wait_id)
+                    if not isinstance(reg, Found) or reg.record.run_id != record.run_id:
+                        break  # iterations register in order: none after this one
+                    r = reg.record
+                    adopted = adopted.with_step(name, StepRecord(
+                        job.name, WAITING, None, None, WaitRef(wait_id, r.schema, r.deadline)))
+                if step.for_each is None:
+                    break
+    return adopted
+
+
 def end_run(store: Any, record: RunRecord, status: str, now: float, save: Saver,
-            event: dict[str, Any]) -> RunRecord:
+            event: dict[str, Any], workflow: Workflow | None = None) -> RunRecord:
     """Run the four lifetime steps and return the saved final record."""
     assert status in ENDED
+    if workflow is not None and not record.legacy:
+        record = adopt_unsaved_waits(store, workflow, record)
     final = record
     # 1. settle cancelled on open waits; 2. copy what won into the record.
     for name, step in sorted(record.waiting_steps().items()):

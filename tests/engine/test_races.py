@@ -187,3 +187,23 @@ def test_a_signal_in_the_window_between_register_and_waiting_save_is_not_lost(
     view = make_engine(gated).run(approval_workflow())
     assert view.status == "suspended"
     assert signals and engine.resume(view.run_id).status == "succeeded"
+
+
+def test_a_wait_registered_but_never_saved_is_closed_when_the_run_is_cancelled(
+    store: MemoryStore, make_engine: MakeEngine
+) -> None:
+    """Crash between register and the waiting save, then cancel: no signal may win later."""
+    from dw_testing.faults import FaultyStore, SimulatedCrash
+
+    faulty = FaultyStore(store)
+    faulty.crash("put_if_absent", key=WAITS, point="after_commit")
+    with pytest.raises(SimulatedCrash):
+        make_engine(faulty).run(approval_workflow(), run_id="orphan")
+    [wait_key] = store.list(keys.waits_root())
+    engine = make_engine(store)
+    assert engine.cancel("orphan").status == "cancelled"
+    with pytest.raises(Refusal) as refused:
+        engine.signal(wait_key.rsplit("/", 1)[1], YES)
+    assert refused.value.kind == "closed"
+    assert store.list(keys.waits_root()) == store.list(keys.outcomes_root()) == []
+    assert engine.show("orphan")["steps"]["approval"]["error"] == "cancelled"
