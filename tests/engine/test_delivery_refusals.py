@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from engine_helpers import YES, approval_workflow
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dw_testing.clock import FakeClock
 from reference_engine.engine import Engine
@@ -96,3 +99,24 @@ def test_a_signal_from_another_process_is_applied(tmp_path: Path) -> None:
     assert engine.resume(view.run_id).status == "succeeded"
     signal = engine.show(view.run_id)["steps"]["approval"]["output"]["signal"]
     assert signal["id"] == delivery["receipt"]["id"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(wait_text=st.one_of(st.text(max_size=40), st.uuids().map(str)),
+       payload=st.one_of(st.text(max_size=200),
+                         st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                                      lambda inner: st.lists(inner, max_size=3)
+                                      | st.dictionaries(st.text(max_size=8), inner,
+                                                        max_size=3),
+                                      max_leaves=20).map(json.dumps)))
+def test_delivery_of_anything_answers_or_refuses_never_crashes(wait_text: str,
+                                                                payload: str) -> None:
+    clock = FakeClock()
+    store = MemoryStore()
+    engine = Engine(store, clock, sleeper=clock.advance)
+    view = engine.run(approval_workflow())
+    for target in (wait_text, view.waits[0].wait_id):
+        with contextlib.suppress(Refusal):
+            engine.signal(target, payload)
+        with contextlib.suppress(Refusal):
+            engine.answer(view.run_id, target, payload)
