@@ -35,7 +35,7 @@ REGION = "us-east-1"
 FAKE_CREDENTIALS = {"aws_access_key_id": "dw-testing", "aws_secret_access_key": "dw-testing"}
 PREFIX = "suite"
 RENDEZVOUS_TIMEOUT_S = 2.0
-RENDEZVOUS_GRACE_S = 0.01
+RENDEZVOUS_GRACE_S = 0.05
 START_TIMEOUT_S = 60.0
 READY = "DW-MOTO-READY "
 

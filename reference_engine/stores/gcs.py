@@ -27,17 +27,22 @@ _URI_OPTIONS = frozenset({"endpoint", "token", "project"})
 _LIST_PAGE_SIZE = 1000
 
 
-def _gcsfs() -> Any:
-    # Without this, gcsfs probes every bucket for zonal storage over gRPC; against an
-    # emulator that probe stalls each call for 60 s.
+def _filesystem_class() -> Any:
+    """gcsfs's plain JSON-API filesystem.
+
+    ``gcsfs.GCSFileSystem`` is by default an extended class that probes every bucket for
+    zonal storage over gRPC; against an emulator each probe stalls a call for 60 s. The
+    environment switch only works before gcsfs is first imported, so the plain class from
+    ``gcsfs.core`` is used directly as well.
+    """
     os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
     try:
-        import gcsfs  # type: ignore[import-untyped, unused-ignore]
+        from gcsfs.core import GCSFileSystem  # type: ignore[import-untyped, unused-ignore]
     except ImportError:
         raise StoreUnavailable(
             "the GCS store needs gcsfs: pip install 'dw-testing[gcs]'", op="open"
         ) from None
-    return gcsfs
+    return GCSFileSystem
 
 
 def _status_of(exc: BaseException) -> int:
@@ -86,7 +91,6 @@ class GcsStore:
         self.endpoint = endpoint
         self._root = f"{self.prefix}/{CONTROL_SEGMENT}/" if self.prefix else f"{CONTROL_SEGMENT}/"
         if filesystem is None:
-            gcsfs = _gcsfs()
             kwargs: dict[str, Any] = {
                 # Each handle is its own client with no cached listings: SPEC §2.3.
                 "skip_instance_cache": True,
@@ -97,8 +101,9 @@ class GcsStore:
                 kwargs["endpoint_url"] = endpoint
             if project:
                 kwargs["project"] = project
-            filesystem = gcsfs.GCSFileSystem(**kwargs)
+            filesystem = _filesystem_class()(**kwargs)
         self._fs = filesystem
+        self.list_page_size = _LIST_PAGE_SIZE
 
     def __repr__(self) -> str:
         where = f" at {self.endpoint}" if self.endpoint else ""
@@ -197,7 +202,7 @@ class GcsStore:
             while True:
                 page = self._fs.call(
                     "GET", "b/{}/o", self.bucket, prefix=search, pageToken=page_token,
-                    maxResults=_LIST_PAGE_SIZE, fields="items(name),nextPageToken",
+                    maxResults=self.list_page_size, fields="items(name),nextPageToken",
                     json_out=True,
                 )
                 for item in page.get("items", ()):

@@ -58,6 +58,9 @@ class S3Store:
         addressing_style: str | None = None,
         client: Any = None,
         client_kwargs: Mapping[str, Any] | None = None,
+        max_attempts: int = 5,
+        conflict_retries: int = CONFLICT_RETRIES,
+        conflict_backoff: float = CONFLICT_BACKOFF_S,
     ) -> None:
         if not bucket:
             raise StoreUnavailable("S3 store needs a bucket: s3://bucket/prefix", op="open")
@@ -65,8 +68,11 @@ class S3Store:
         self.prefix = prefix.strip("/")
         self.endpoint_url = endpoint_url
         self._root = f"{self.prefix}/{CONTROL_SEGMENT}/" if self.prefix else f"{CONTROL_SEGMENT}/"
+        self.conflict_retries = max(1, conflict_retries)
+        self.conflict_backoff = conflict_backoff
+        self.list_page_size = 1000
         self._client = client if client is not None else self._make_client(
-            endpoint_url, region, addressing_style, dict(client_kwargs or {})
+            endpoint_url, region, addressing_style, max_attempts, dict(client_kwargs or {})
         )
         self._botocore_exceptions = _botocore_exceptions()
 
@@ -79,6 +85,7 @@ class S3Store:
         endpoint_url: str | None,
         region: str | None,
         addressing_style: str | None,
+        max_attempts: int,
         client_kwargs: dict[str, Any],
     ) -> Any:
         try:
@@ -90,7 +97,7 @@ class S3Store:
             ) from None
         style = addressing_style or ("path" if endpoint_url else "auto")
         config = Config(
-            retries={"mode": "standard", "max_attempts": 5},
+            retries={"mode": "standard", "total_max_attempts": max_attempts},
             connect_timeout=10,
             read_timeout=60,
             s3={"addressing_style": style},
@@ -148,7 +155,7 @@ class S3Store:
     def put_if_absent(self, key: str, data: bytes) -> bool:
         validate_key(key, op="put_if_absent")
         body = bytes(data)
-        for attempt in range(CONFLICT_RETRIES):
+        for attempt in range(self.conflict_retries):
             try:
                 self._client.put_object(
                     Bucket=self.bucket, Key=self._root + key, Body=body, IfNoneMatch="*"
@@ -163,11 +170,11 @@ class S3Store:
                 if not (code in _CONFLICT or status == 409):
                     raise self._mapped(exc, "put_if_absent", key) from None
             # 409: another create was in flight and nothing is decided; retry, don't guess.
-            if attempt + 1 < CONFLICT_RETRIES:
-                time.sleep(CONFLICT_BACKOFF_S * (2**attempt) * (0.5 + random.random()))
+            if attempt + 1 < self.conflict_retries:
+                time.sleep(self.conflict_backoff * (2**attempt) * (0.5 + random.random()))
         raise TransientStoreError(
             f"S3 store s3://{self.bucket}/{self.prefix}: put_if_absent of key {key!r} kept "
-            f"meeting a competing create (409 ConditionalRequestConflict, {CONFLICT_RETRIES} "
+            f"meeting a competing create (409 ConditionalRequestConflict, {self.conflict_retries} "
             "tries); nothing is decided, retry the call",
             op="put_if_absent", key=key,
         )
@@ -208,7 +215,11 @@ class S3Store:
         keys: set[str] = set()
         try:
             paginator = self._client.get_paginator("list_objects_v2")
-            for page in paginator.paginate(Bucket=self.bucket, Prefix=search):
+            pages = paginator.paginate(
+                Bucket=self.bucket, Prefix=search,
+                PaginationConfig={"PageSize": self.list_page_size},
+            )
+            for page in pages:
                 for item in page.get("Contents", ()):
                     key = item["Key"][cut:]
                     # Skip objects no valid key maps to, e.g. console "folder/" markers.
