@@ -28,6 +28,10 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 4
 PROFILE_NAMES = ("quick", "ci", "thorough")
 # pytest's own exit codes we translate (2 interrupted, 3 internal error, 4 usage, 5 no tests).
 _PYTEST_USAGE, _PYTEST_NO_TESTS = 4, 5
+# The project's own addopts (perhaps its own --dw-store list) and collection patterns must not
+# change which stores run or which suite tests are found; its other ini settings still apply.
+_NEUTRAL_INI = ("-o", "addopts=", "-o", "python_files=test_*.py", "-o", "python_classes=Test",
+                "-o", "python_functions=test")
 _STYLES = {"FAIL": "bold red", "UNKNOWN": "bold yellow", "PASS": "green", "XFAIL": "cyan",
            "SKIP": "dim"}
 
@@ -38,8 +42,8 @@ def pytest_command(
 ) -> list[str]:
     """The pytest command line ``dw conformance`` runs (only the suite, rooted at ``rootdir``)."""
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE",
-               "--rootdir", str(rootdir), "--dw-suite-only", "--dw-allow-unknown",
-               "--dw-report", str(report), "--dw-profile", profile]
+               "--rootdir", str(rootdir), *_NEUTRAL_INI, "--dw-suite-only",
+               "--dw-allow-unknown", "--dw-report", str(report), "--dw-profile", profile]
     for store in stores:
         command.append(f"--dw-store={store}")
     if seed is not None:

@@ -229,7 +229,7 @@ class DwSession:
             if isinstance(item, pytest.Function):
                 from dw_testing import profiles
 
-                profiles.apply(item.obj)
+                profiles.apply(item.function)  # the plain function, even for methods
 
     def _store_of(self, item: pytest.Item) -> str:
         callspec = getattr(item, "callspec", None)

@@ -110,3 +110,21 @@ def test_profiles_are_registered_under_dw_names_without_loading_them() -> None:
         "dw-ci").max_examples
     assert settings.get_profile("dw-ci").database is None
     assert settings._current_profile == before
+
+
+def test_methods_of_test_classes_get_the_profile_too(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_cls="""
+        from hypothesis import given, strategies as st
+
+        calls = []
+
+        class TestStore:
+            @given(st.integers())
+            def test_property(self, dw_store, n):
+                calls.append(n)
+
+        def test_count():
+            print("COUNT", len(calls))
+    """)
+    result = pytester.runpytest("-s", "test_cls.py", "--dw-store=memory", "--dw-profile=quick")
+    result.stdout.fnmatch_lines(["*COUNT 10*"])
