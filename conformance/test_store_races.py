@@ -56,14 +56,14 @@ def _race_rounds(handles: list[Any]) -> None:
         )
 
 
-def test_create_race_between_threads_on_one_handle_has_exactly_one_winner(
+def test_threads_racing_to_create_one_key_on_one_handle_have_exactly_one_winner(
     dw_store: Any,
 ) -> None:
     _race_rounds([dw_store] * RACERS)
 
 
 @pytest.mark.dw_requires("cross_handle")
-def test_create_race_between_handles_has_exactly_one_winner(
+def test_handles_racing_to_create_one_key_have_exactly_one_winner(
     dw_open_handle: Callable[[], Any],
 ) -> None:
     _race_rounds([dw_open_handle() for _ in range(RACERS)])
@@ -123,7 +123,7 @@ def test_a_create_racing_deletes_of_an_absent_key_still_wins(dw_store: Any) -> N
 
 
 @pytest.mark.dw_requires("cross_process")
-def test_create_race_between_processes_has_exactly_one_winner_per_key(
+def test_processes_racing_to_create_have_exactly_one_winner_per_key(
     dw_store: Any, dw_child_target: Any, dw_caps: dict[str, bool],
 ) -> None:
     keys = [f"proc-race/{i}" for i in range(CHILD_KEYS)]
