@@ -13,6 +13,7 @@ already carries the level, and this module only takes store mutants today.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import re
@@ -30,6 +31,7 @@ from typing import Any
 from dw_testing.mutants import STORE_MUTANTS, MutantInfo
 
 KILLED = "FAIL"
+SUITE_PACKAGE = "conformance"
 STORE_LEVEL_MARK = "dw_store_contract"
 DEFAULT_WORKERS = "2"
 WIDE_OUTPUT = 200
@@ -198,14 +200,39 @@ def _junit_key(nodeid: str) -> str:
     return f"{Path(path).stem}::{name}"
 
 
-def _suite_order(tests: Iterable[str], rootdir: Path | None) -> list[str]:
-    """Sort test ids by file, then by the line of the test's ``def`` (collection order)."""
+def _suite_dir() -> Path | None:
+    # Located, never imported: dw_testing does not import the suite.
+    found = importlib.util.find_spec(SUITE_PACKAGE)
+    if found is None or not found.submodule_search_locations:
+        return None
+    return Path(next(iter(found.submodule_search_locations))).resolve()
+
+
+def suite_test_id(test: str, rootdir: Path | None) -> str:
+    """``conformance/<file>::<name>`` for a suite test, whatever pytest's rootdir was."""
+    path, sep, name = test.partition("::")
+    suite = _suite_dir()
+    if suite is None:
+        return test
+    for base in (rootdir, suite):
+        if base is None:
+            continue
+        candidate = (base / path).resolve()
+        if candidate.is_file() and suite in candidate.parents:
+            return f"{SUITE_PACKAGE}/{candidate.relative_to(suite).as_posix()}{sep}{name}"
+    return test
+
+
+def _suite_order(tests: Iterable[str]) -> list[str]:
+    """Sort suite test ids by file, then by the line of the test's ``def`` (collection order)."""
+    suite = _suite_dir()
     lines: dict[str, dict[str, int]] = {}
 
     def line_of(test: str) -> int:
         path, _, name = test.partition("::")
         if path not in lines:
-            lines[path] = _def_lines(Path(path) if rootdir is None else rootdir / path)
+            relative = path.removeprefix(f"{SUITE_PACKAGE}/")
+            lines[path] = {} if suite is None else _def_lines(suite / relative)
         return lines[path].get(name.partition("[")[0], 10**9)
 
     return sorted(tests, key=lambda t: (t.partition("::")[0], line_of(t), t))
@@ -213,7 +240,7 @@ def _suite_order(tests: Iterable[str], rootdir: Path | None) -> list[str]:
 
 def _def_lines(path: Path) -> dict[str, int]:
     try:
-        tree = ast.parse(path.resolve().read_text(encoding="utf-8"))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
         return {}
     return {node.name: node.lineno for node in ast.walk(tree)
@@ -234,12 +261,12 @@ def build_matrix(
         if str(entry["store"]) not in names:
             continue
         store = names[str(entry["store"])]
-        test = split_nodeid(str(entry["nodeid"]), str(entry["store"]))
+        test = suite_test_id(split_nodeid(str(entry["nodeid"]), str(entry["store"])), rootdir)
         outcomes[(store, test)] = str(entry["outcome"])
         seconds = junit.get(_junit_key(str(entry["nodeid"])))
         if seconds is not None:
             times[(store, test)] = seconds
-    tests = _suite_order({test for _, test in outcomes}, rootdir)
+    tests = _suite_order({test for _, test in outcomes})
     return KillMatrix(list(mutants), tests, outcomes, times, wall_seconds, list(command))
 
 
