@@ -277,7 +277,10 @@ def _resolve_target(value: str, name: str | None, session: str) -> StoreEntry:
         _check_object_capabilities(obj, value)
         label = name or _short_import_name(value)
         return StoreEntry(name=label, source=value, open=lambda: _enter_object(obj, value))
-    raise CatalogueError(f"{value!r} is neither a URI (scheme://...) nor an import path")
+    raise CatalogueError(
+        f"store {value!r} is neither a known name, a URI (scheme://...) nor an import path "
+        "(package.module:factory); for a directory write file:///abs/path"
+    )
 
 
 def _entry_point_entry(name: str, obj: object, target: str) -> StoreEntry:

@@ -66,3 +66,16 @@ def test_the_dw_group_offers_conformance() -> None:
     result = CliRunner().invoke(dw, ["conformance", "--help"])
     assert result.exit_code == 0, result.output
     assert "--store" in result.output and "--self-test" in result.output
+
+
+def test_self_test_prints_the_kill_matrix_and_passes_on_its_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import types
+
+    fake = types.ModuleType("dw_testing.killmatrix")
+    fake.main = lambda: print("KILL MATRIX") or 1  # type: ignore[attr-defined]
+    monkeypatch.setitem(__import__("sys").modules, "dw_testing.killmatrix", fake)
+    result = CliRunner().invoke(conformance, ["--self-test"])
+    assert result.exit_code == 1
+    assert "KILL MATRIX" in result.output
