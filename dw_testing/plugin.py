@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import random
 import secrets
 import sys
 from collections.abc import Callable, Generator, Iterator
@@ -251,6 +252,11 @@ class DwSession:
         return [d for d in self.deviations if d.applies_to(store, key, item.nodeid)]
 
     # -- running and reporting -----------------------------------------------------------
+
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Reseed ``random`` per suite test, so ``--dw-seed`` fixes the suite's own randomness."""
+        if self.active and STORE_FIXTURE in getattr(item, "fixturenames", ()):
+            random.seed(f"{self.seed}:{item.nodeid}")
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(

@@ -88,7 +88,9 @@ class ReportBuilder:
             known.outcome, known.reason = outcome, reason
 
     def add_leftovers(self, store: str, count: int) -> None:
-        self.leftovers[store] = self.leftovers.get(store, 0) + count
+        """Sum the workers' counts; -1 (the check itself failed) sticks."""
+        known = self.leftovers.get(store, 0)
+        self.leftovers[store] = -1 if -1 in (known, count) else known + count
 
     @property
     def results(self) -> list[TestResult]:

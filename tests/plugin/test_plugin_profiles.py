@@ -73,7 +73,7 @@ def test_record(dw_store, n):
 
 def test_rng(dw_store):
     with open("drawn.txt", "a") as out:
-        out.write(f"rng {rng('x').random()}\\n")
+        out.write(f"rng {rng('x').random()} global {random.random()}\\n")
 """
 
 
