@@ -76,6 +76,10 @@ def store_machine(open_handle: Callable[[], Any], *, two_handles: bool = True,
             created = self.handles[handle].put_if_absent(key, value)
             self._expect(f"put_if_absent({key!r}) on {handle}", created, key not in self.model)
             self.model.setdefault(key, value)
+            # SPEC §2.1 clause 2: a losing create leaves the record byte-for-byte unchanged,
+            # so read it back at once rather than hope a later get lands on this key.
+            self._expect(f"get({key!r}) right after put_if_absent on {handle}",
+                         self.handles[handle].get(key), self.model[key])
 
         @rule(handle=st.sampled_from(HANDLES), key=keys)
         def get(self, handle: str, key: str) -> None:
