@@ -185,15 +185,24 @@ class Engine:
 
     def resume(self, run_id: str) -> RunView:
         """Apply stored outcomes to the run's waiting steps and continue it."""
-        return self._resume(run_id, patience=None)
+        view = self._resume(run_id, patience=None)
+        assert view is not None
+        return view
 
-    def _resume(self, run_id: str, *, patience: bool | None) -> RunView:
+    def _resume(self, run_id: str, *, patience: bool | None,
+                scheduled: bool = False) -> RunView | None:
+        """The resume path. ``scheduled`` (the scheduler): a run that is no longer
+        resumable once the claim is held (another resume finished it first) is left
+        alone, and ``None`` says so, so a late pass never counts or redoes a resume."""
         if not self.creates:
             raise self._unsupported("resume a run")
         self._record(run_id)  # run_not_found before any claim is written
         claim = self.claims.take(run_id, patience=patience)
         try:
             record = self._record(run_id)
+            if scheduled and record.status not in (SUSPENDED, RUNNING):
+                self._release(claim)
+                return None
             if record.status in (FAILED, CANCELLED):
                 if has_leftovers(self.store, record):
                     finish_cleanup(self.store, record)
@@ -336,22 +345,43 @@ class Engine:
                 return False
         return True
 
-    def serve_once(self) -> list[str]:
-        """One scheduler pass: resume each suspended run whose waits all have outcomes."""
-        if not self.creates:
-            raise self._unsupported("serve runs")
-        resumed = []
+    def _candidates(self) -> list[tuple[str, str]]:
+        """``(runId, status)`` of runs a pass may resume: suspended runs whose waits all
+        have outcomes, and runs left ``running`` (a live owner answers ``busy``; a dead
+        one's stale claim is taken over, so a killed scheduler or ``dw run`` loses nothing)."""
+        found = []
         for run_id in run_ids(self.store):
             newest = newest_revision(self.store, run_id)
             if not isinstance(newest.decoded, Found):
                 continue
             record = newest.decoded.record
-            if record.status != SUSPENDED or not self._ready(record):
-                continue
+            if record.status == RUNNING or (record.status == SUSPENDED
+                                            and self._ready(record)):
+                found.append((run_id, record.status))
+        return found
+
+    def ready_runs(self) -> list[str]:
+        """Suspended runs whose waits all have outcomes: what a scheduler pass would resume."""
+        if not self.creates:
+            raise self._unsupported("serve runs")
+        return [run_id for run_id, status in self._candidates() if status == SUSPENDED]
+
+    def serve_once(self) -> list[str]:
+        """One scheduler pass through the ordinary resume path under the ordinary claim.
+
+        A ``busy`` run is skipped (someone else holds it); a run that someone else
+        resumed between the look and the claim is left alone. Returns the run ids this
+        pass resumed.
+        """
+        if not self.creates:
+            raise self._unsupported("serve runs")
+        resumed = []
+        for run_id, _status in self._candidates():
             try:
-                self._resume(run_id, patience=False)
+                view = self._resume(run_id, patience=False, scheduled=True)
             except Refusal as refusal:
                 self.progress(f"serve: skipped run {run_id}: {refusal.kind}")
                 continue
-            resumed.append(run_id)
+            if view is not None:
+                resumed.append(run_id)
         return resumed

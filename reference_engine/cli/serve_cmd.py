@@ -34,32 +34,45 @@ def stop_on_sigterm(stop: threading.Event) -> Iterator[None]:
 
 @click.command()
 @click.option("--once", is_flag=True, help="Make one pass and exit.")
+@click.option("--until-idle", is_flag=True,
+              help="Exit after a pass that leaves no run ready to resume (for scripts).")
 @click.option("--interval", default=2.0, show_default=True, metavar="SECONDS",
               type=click.FloatRange(min=0.01), help="Pause between passes.")
 @common_options
-def serve(once: bool, interval: float, store_uri: str, as_json: bool) -> None:
+def serve(once: bool, until_idle: bool, interval: float, store_uri: str,
+          as_json: bool) -> None:
     """Resume runs whose waits all have outcomes.
 
-    Loops until Ctrl-C or SIGTERM; --once makes one pass.
+    Each pass resumes, through the ordinary resume path and claim, every suspended run
+    whose waits all have outcomes, and takes over runs whose owner died; a run another
+    process holds is skipped. Loops until Ctrl-C or SIGTERM; --once makes one pass;
+    --until-idle stops once no run is ready.
     """
     stop = threading.Event()
     with engine_session(store_uri) as engine, stop_on_sigterm(stop):
-        if not once:
+        if not once and not until_idle:
             note(f"dw serve: polling every {interval:g}s; stop with Ctrl-C or SIGTERM")
+        everything: list[str] = []
         try:
             while True:
                 resumed = engine.serve_once()
-                if as_json and (once or resumed):
+                everything.extend(resumed)
+                if as_json and not until_idle and (once or resumed):
                     emit_json({"resumed": list(resumed)})
-                elif resumed:
+                elif not as_json:
                     for run_id in resumed:
                         say(f"resumed {run_id}")
-                elif once:
-                    say("nothing to resume")
-                # An Event wait, not sleep: SIGTERM wakes it at once.
-                if once or stop.wait(interval):
+                    if once and not resumed:
+                        say("nothing to resume")
+                if once or (until_idle and not engine.ready_runs()):
+                    break
+                # An Event wait, not sleep: SIGTERM wakes it at once. A pass that resumed
+                # something goes again at once; one that only met busy runs waits.
+                if stop.wait(0 if until_idle and resumed else interval):
                     break
         except KeyboardInterrupt:
             pass
-    if not once:
+        if as_json and until_idle:
+            emit_json({"resumed": everything})
+    if not once and not until_idle:
         note("dw serve: stopped")

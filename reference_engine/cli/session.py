@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
+import socket
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reference_engine.cli.options import opened_store
@@ -13,6 +19,29 @@ from reference_engine.clock import clock_from_env
 if TYPE_CHECKING:
     from reference_engine.engine import Engine
 
+LOOKS_DIR_ENV = "DW_CLAIM_LOOKS_DIR"
+
+
+def claim_looks_path(store_uri: str) -> Path:
+    """The host-local file where this user's CLI calls share their looks at claim leases.
+
+    Monotonic time means nothing on another host and restarts at boot, so the file lives
+    in the temporary directory (host-local, cleared at boot), one per user, store and
+    clock: a ``dw resume`` that met a dead owner's lease and said ``busy`` lets a later
+    one, after ``ttl + grace`` has passed (also under ``DW_CLOCK``), take the run over.
+    """
+    base = os.environ.get(LOOKS_DIR_ENV) or str(
+        Path(tempfile.gettempdir()) / f"dw-claim-looks-{os.getuid()}")
+    where = store_uri if "://" in store_uri else os.path.abspath(store_uri)
+    identity = "\n".join((socket.gethostname(), where, os.environ.get("DW_CLOCK", "")))
+    return Path(base) / f"{hashlib.sha256(identity.encode()).hexdigest()[:32]}.json"
+
+
+def _private_dir(path: Path) -> None:
+    # Looks are an optimisation: without the file a takeover only waits longer.
+    with contextlib.suppress(OSError):
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+
 
 @contextmanager
 def engine_session(store_uri: str) -> Iterator[Engine]:
@@ -21,5 +50,7 @@ def engine_session(store_uri: str) -> Iterator[Engine]:
     # Imported here so `dw store ...` keeps working even if the engine cannot import.
     from reference_engine.engine import Engine
 
+    looks = claim_looks_path(store_uri)
+    _private_dir(looks.parent)
     with opened_store(store_uri) as store:
-        yield Engine(store, clock, progress=progress)
+        yield Engine(store, clock, progress=progress, claim_looks=looks)
