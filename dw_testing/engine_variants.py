@@ -1,0 +1,283 @@
+"""Deliberately broken engines (SPEC §6.6 "Engine variants"): the engine suite must catch each.
+
+Each variant is the reference engine with one design mistake put back in, made by
+subclassing :class:`~reference_engine.engine.Engine` or by replacing one of its seams for
+as long as :meth:`EngineVariant.installed` is entered. Nothing under ``reference_engine/``
+is edited. The engine-level suite picks a variant up from the environment variable
+``DW_ENGINE_VARIANT`` (a name below, or ``package.module:variant``), so::
+
+    DW_ENGINE_VARIANT=boolean_decision pytest -m dw_engine --dw-store=memory
+
+must fail. :data:`ENGINE_VARIANTS` lists them for the kill matrix.
+
+The seams, and why each is the one to replace:
+
+- ``create_then_read`` as imported by ``waits.outcomes`` (settle), ``executor`` (fenced
+  saves) and ``claims`` (taking a claim): where a race is decided;
+- ``engine.FencedSaver``: every revision a claim holder writes;
+- ``engine.apply_outcomes``: the consume, computed before its one save.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dw_testing.mutants.registry import MutantInfo
+from reference_engine import engine as engine_module
+from reference_engine import executor as executor_module
+from reference_engine.errors import TransientStoreError
+from reference_engine.executor import FencedSaver, apply_outcomes, journal_event
+from reference_engine.records import keys
+from reference_engine.records.decoding import Found
+from reference_engine.records.io import create_then_read
+from reference_engine.records.run import SUCCEEDED, RunRecord
+from reference_engine.records.run_store import newest_revision
+from reference_engine.records.views import Delivery
+from reference_engine.stores.registry import load_object
+
+ENV_VAR = "DW_ENGINE_VARIANT"
+SECTION = "Engine variants"
+ANSWER_APPLIED = "answer_applied"
+
+EngineClass = type[engine_module.Engine]
+
+
+@dataclass(frozen=True)
+class EngineVariant:
+    """One broken engine: its class and the seams it replaces while installed."""
+
+    name: str
+    defect: str
+    engine_class: EngineClass = engine_module.Engine
+    # (module object, attribute name, replacement)
+    patches: tuple[tuple[Any, str, Any], ...] = field(default=())
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[EngineVariant]:
+        """Replace the seams process-wide, and put them back on exit."""
+        saved = [(module, attr, getattr(module, attr)) for module, attr, _ in self.patches]
+        try:
+            for module, attr, replacement in self.patches:
+                setattr(module, attr, replacement)
+            yield self
+        finally:
+            for module, attr, original in reversed(saved):
+                setattr(module, attr, original)
+
+    def engine(self, store: Any, clock: Any, **kwargs: Any) -> engine_module.Engine:
+        """An engine of this variant (install the variant first for its seams to apply)."""
+        return self.engine_class(store, clock, **kwargs)
+
+
+# --- 1. a decision from the boolean --------------------------------------------------------
+
+def create_trusting_the_boolean(store: Any, key: str, data: bytes) -> bytes | None:
+    """``put_if_absent`` decided by its answer: ``True`` is "mine" without a look, and
+    ``False`` is "lost", even when the record read back is the caller's own.
+
+    A loser that finds its own bytes cannot name a winner, so it reports nothing stored
+    (``None``): the signal answers ``closed`` and the saver ``busy``. A transient error is
+    retried, and the retry's answer trusted too.
+    """
+    try:
+        created = bool(store.put_if_absent(key, data))
+    except TransientStoreError:
+        created = bool(store.put_if_absent(key, data))
+    if created:
+        return data
+    stored: bytes | None = store.get(key)
+    return None if stored == data else stored
+
+
+# --- 2. a signal path that writes the run record -------------------------------------------
+
+class SignalWritesRunRecord(engine_module.Engine):
+    """After delivering, the signal also applies its answer to the run record itself,
+    with no claim: the design the outcome record replaced."""
+
+    def signal(self, wait_id: str, payload: str, *, submitted_by: str | None = None,
+               secret_detection: bool = True) -> Delivery:
+        delivery = super().signal(wait_id, payload, submitted_by=submitted_by,
+                                  secret_detection=secret_detection)
+        self._apply_into_run(delivery.run_id)
+        return delivery
+
+    def answer(self, run_id: str, wait_id: str, payload: str, *,
+               submitted_by: str | None = None, secret_detection: bool = True) -> Delivery:
+        delivery = super().answer(run_id, wait_id, payload, submitted_by=submitted_by,
+                                  secret_detection=secret_detection)
+        self._apply_into_run(delivery.run_id)
+        return delivery
+
+    def _apply_into_run(self, run_id: str) -> None:
+        newest = newest_revision(self.store, run_id)
+        if not isinstance(newest.decoded, Found):
+            return
+        record = newest.decoded.record
+        applied, count = apply_outcomes(self.store, record, self.clock.now(), strict=False)
+        if not count:
+            return
+        written = replace(applied, rev=record.rev + 1, status=record.status, jobs=record.jobs)
+        creating: Any = self.store
+        creating.put_if_absent(keys.revision_key(run_id, written.rev), written.encode())
+
+
+# --- 3. a consume split over two saves -----------------------------------------------------
+
+def _answer_events(record: RunRecord, after: int) -> tuple[Mapping[str, Any], ...]:
+    return tuple(e for e in record.journal[after:] if e.get("type") == ANSWER_APPLIED)
+
+
+class TwoSaveConsume(FencedSaver):
+    """Saves the consume as two revisions: first the ``answer_applied`` events on the old
+    record, then the steps. A crash between the two leaves the answer journaled but not
+    applied, so the next resume applies it again."""
+
+    def __call__(self, record: RunRecord) -> RunRecord:
+        newest = newest_revision(self.store, record.run_id)
+        previous = newest.decoded.record if isinstance(newest.decoded, Found) else None
+        if previous is not None and previous.rev == record.rev:
+            events = _answer_events(record, len(previous.journal))
+            if events:
+                first = super().__call__(replace(previous, journal=previous.journal + events))
+                record = replace(record, rev=first.rev)
+        return super().__call__(record)
+
+
+# --- 4. a replay that journals twice -------------------------------------------------------
+
+def apply_and_rejournal(store: Any, record: RunRecord, now: float, *,
+                        strict: bool = True) -> tuple[RunRecord, int]:
+    """The consume, plus a fresh ``answer_applied`` for every answer the record already
+    holds: a replay after a crash journals them a second time."""
+    updated, count = apply_outcomes(store, record, now, strict=strict)
+    for name, step in sorted(record.steps.items()):
+        output = step.output if isinstance(step.output, dict) else {}
+        if step.status != SUCCEEDED or output.get("type") != "wait_for_signal":
+            continue
+        signal = output.get("signal") or {}
+        event = {"type": ANSWER_APPLIED, "job": step.job, "step": name,
+                 "waitId": signal.get("waitId", ""), "receiptId": signal.get("id", ""),
+                 "payload": output.get("payload")}
+        updated = updated.with_event(journal_event(event))
+    return updated, count
+
+
+# --- 5. a resume that ignores the fence ----------------------------------------------------
+
+class UnfencedSaver(FencedSaver):
+    """Writes the next revision whatever happened meanwhile: no check that the claim is
+    still held, and a lost create is overwritten with ``put`` instead of stopping."""
+
+    def __call__(self, record: RunRecord) -> RunRecord:
+        claim, self.claim = self.claim, None  # skip ensure_held, keep the generation
+        try:
+            new = replace(record, rev=record.rev + 1,
+                          generation=claim.generation if claim is not None else 0,
+                          updated_at=self.clock.now())
+            data = new.encode()
+            key = keys.revision_key(new.run_id, new.rev)
+            if create_then_read(self.store, key, data) != data:
+                self.store.put(key, data)
+            return new
+        finally:
+            self.claim = claim
+
+
+# --- the registry --------------------------------------------------------------------------
+
+_OUTCOMES_MODULE = "reference_engine.waits.outcomes"
+_CLAIMS_MODULE = "reference_engine.claims"
+
+
+def _module(path: str) -> Any:
+    import importlib
+
+    return importlib.import_module(path)
+
+
+def _build() -> dict[str, EngineVariant]:
+    boolean = create_trusting_the_boolean
+    variants = [
+        EngineVariant(
+            "boolean_decision",
+            "Decides every create race (outcome, revision, claim) from put_if_absent's "
+            "boolean instead of reading the record back.",
+            patches=((_module(_OUTCOMES_MODULE), "create_then_read", boolean),
+                     (executor_module, "create_then_read", boolean),
+                     (_module(_CLAIMS_MODULE), "create_then_read", boolean)),
+        ),
+        EngineVariant(
+            "signal_writes_run_record",
+            "A signal also writes the answer into the run record, without the claim.",
+            engine_class=SignalWritesRunRecord,
+        ),
+        EngineVariant(
+            "consume_in_two_saves",
+            "The consume is two revisions: the answer_applied events, then the steps.",
+            patches=((engine_module, "FencedSaver", TwoSaveConsume),),
+        ),
+        EngineVariant(
+            "replay_journals_twice",
+            "A replay journals answer_applied again for answers the run already holds.",
+            patches=((engine_module, "apply_outcomes", apply_and_rejournal),),
+        ),
+        EngineVariant(
+            "resume_ignores_fence",
+            "Saves never check the claim and overwrite a revision another holder wrote.",
+            patches=((engine_module, "FencedSaver", UnfencedSaver),),
+        ),
+    ]
+    return {v.name: v for v in variants}
+
+
+VARIANTS: Mapping[str, EngineVariant] = _build()
+
+# Module attributes, so ``dw_testing.engine_variants:<name>`` names a variant.
+boolean_decision = VARIANTS["boolean_decision"]
+signal_writes_run_record = VARIANTS["signal_writes_run_record"]
+consume_in_two_saves = VARIANTS["consume_in_two_saves"]
+replay_journals_twice = VARIANTS["replay_journals_twice"]
+resume_ignores_fence = VARIANTS["resume_ignores_fence"]
+
+ENGINE_VARIANTS: dict[str, MutantInfo] = {
+    name: MutantInfo(name, variant.defect, f"{__name__}:{name}", SECTION, level="engine")
+    for name, variant in VARIANTS.items()
+}
+
+
+def variant_named(name: str) -> EngineVariant:
+    """A variant by its name or by ``package.module:attr``; a clear error otherwise."""
+    if name in VARIANTS:
+        return VARIANTS[name]
+    if ":" in name:
+        found = load_object(name)
+        if isinstance(found, EngineVariant):
+            return found
+        raise ValueError(f"{name} is not an EngineVariant; point {ENV_VAR} at one, such as "
+                         f"{__name__}:boolean_decision")
+    raise ValueError(f"unknown engine variant {name!r} in {ENV_VAR}; known: "
+                     f"{', '.join(VARIANTS)}, or package.module:attr")
+
+
+def selected_variant(environ: Mapping[str, str] | None = None) -> EngineVariant | None:
+    """The variant ``DW_ENGINE_VARIANT`` names, or ``None`` for the reference engine."""
+    value = (os.environ if environ is None else environ).get(ENV_VAR, "").strip()
+    return variant_named(value) if value else None
+
+
+MakeEngine = Callable[..., engine_module.Engine]
+
+__all__ = [
+    "ENGINE_VARIANTS",
+    "ENV_VAR",
+    "VARIANTS",
+    "EngineVariant",
+    "MakeEngine",
+    "selected_variant",
+    "variant_named",
+]
