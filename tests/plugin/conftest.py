@@ -1,10 +1,12 @@
-"""Plugin tests run pytest inside pytest (pytester); ``stores_module`` writes stores to point at."""
+"""Plugin tests run pytest inside pytest (pytester); ``stores_module`` writes stores to point at.
+
+pytester is loaded by ``-p pytester`` in the project's addopts: pytest refuses
+``pytest_plugins`` in a conftest below the rootdir.
+"""
 
 from __future__ import annotations
 
 import pytest
-
-pytest_plugins = ["pytester"]
 
 STORES = '''
 import contextlib, os, pathlib, uuid
