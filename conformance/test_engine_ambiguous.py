@@ -1,0 +1,118 @@
+"""SPEC §2.1 clauses 7 and 8 at the engine level: ambiguous create answers, injected with
+``FaultyStore`` around the store under test.
+
+The engine never decides a race from ``put_if_absent``'s boolean: it reads the record back
+and compares identities. So a lost reply, a ``False`` told to the real winner, or a 409
+"conflict in flight" must never make it lose, duplicate or invent an outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from conformance.engine_support import (  # noqa: F401  (fixtures)
+    OUTCOMES,
+    REVISIONS,
+    WAITS,
+    YES,
+    MakeEngine,
+    approval_workflow,
+    assert_applied_once,
+    engine_variant_fixture,
+    make_engine_fixture,
+    outcome_kind,
+)
+from dw_testing.faults import FaultyStore
+from reference_engine.records import keys
+from reference_engine.refusals import Refusal
+
+pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent")]
+
+CLAIMS = f"{keys.claims_prefix('*')}/*"
+FAMILIES = {"registration": WAITS, "outcome": OUTCOMES, "revision": REVISIONS, "claim": CLAIMS}
+
+
+@pytest.fixture
+def faulty(dw_store: Any) -> Iterator[FaultyStore]:
+    """A FaultyStore around the store under test; every queued fault must be hit."""
+    wrapped = FaultyStore(dw_store)
+    yield wrapped
+    wrapped.assert_all_hit()
+
+
+def _lifecycle(engine: Any, store: Any) -> None:
+    """Run, signal, resume: the signal must be accepted and applied exactly once."""
+    view = engine.run(approval_workflow(), run_id="ambiguous")
+    assert view.status == "suspended"
+    delivery = engine.signal(view.waits[0].wait_id, YES)
+    assert engine.resume(view.run_id).status == "succeeded"
+    assert_applied_once(engine, store, view.run_id, delivery.receipt.id)
+
+
+def test_a_signal_whose_create_reply_was_lost_is_still_accepted(
+    faulty: FaultyStore, dw_store: Any, make_engine: MakeEngine,
+) -> None:
+    """The outcome's create commits but its reply is lost; the engine must find its own
+    receipt stored and report the signal accepted, not refuse or duplicate it."""
+    engine = make_engine(faulty)
+    view = engine.run(approval_workflow())
+    wait_id = view.waits[0].wait_id
+    faulty.inject("put_if_absent", "drop-response-after-commit", key=OUTCOMES)
+    delivery = engine.signal(wait_id, YES)
+    assert delivery.wait_id == wait_id
+    assert outcome_kind(dw_store, wait_id) == "accepted"
+    assert delivery.receipt.id.encode() in (dw_store.get(keys.outcome_key(wait_id)) or b"")
+    assert engine.resume(view.run_id).status == "succeeded"
+    assert_applied_once(engine, dw_store, view.run_id, delivery.receipt.id)
+
+
+def test_a_signal_told_false_although_its_create_won_is_still_accepted(
+    faulty: FaultyStore, dw_store: Any, make_engine: MakeEngine,
+) -> None:
+    """What a retried create after a lost reply answers on S3 or GCS: ``False`` to the
+    writer that won. The identity read-back must still make it the winner."""
+    engine = make_engine(faulty)
+    view = engine.run(approval_workflow())
+    faulty.inject("put_if_absent", "false-to-winner", key=OUTCOMES)
+    delivery = engine.signal(view.waits[0].wait_id, YES)
+    with pytest.raises(Refusal) as second:
+        engine.signal(view.waits[0].wait_id, YES)
+    assert second.value.kind == "already_settled"
+    assert second.value.details.get("receiptId") == delivery.receipt.id
+    assert engine.resume(view.run_id).status == "succeeded"
+    assert_applied_once(engine, dw_store, view.run_id, delivery.receipt.id)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("fault", ["false-to-winner", "drop-response-after-commit"])
+def test_an_ambiguous_create_on_any_record_loses_and_duplicates_nothing(
+    family: str, fault: str, faulty: FaultyStore, dw_store: Any, make_engine: MakeEngine,
+) -> None:
+    faulty.inject("put_if_absent", fault, key=FAMILIES[family])
+    _lifecycle(make_engine(faulty), dw_store)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_conflict_in_flight_is_retried_never_taken_for_exists(
+    family: str, faulty: FaultyStore, dw_store: Any, make_engine: MakeEngine,
+) -> None:
+    """A 409 means nothing landed: taken for "exists", the engine would report a winner
+    that does not exist (or a busy run that nobody holds)."""
+    faulty.inject("put_if_absent", "conflict-409-once", key=FAMILIES[family])
+    _lifecycle(make_engine(faulty), dw_store)
+
+
+def test_a_conflict_on_a_signal_does_not_refuse_it(
+    faulty: FaultyStore, dw_store: Any, make_engine: MakeEngine,
+) -> None:
+    engine = make_engine(faulty)
+    view = engine.run(approval_workflow())
+    faulty.inject("put_if_absent", "conflict-409-once", key=OUTCOMES)
+    delivery = engine.signal(view.waits[0].wait_id, YES)
+    assert outcome_kind(dw_store, view.waits[0].wait_id) == "accepted"
+    assert delivery.receipt.id.encode() in (
+        dw_store.get(keys.outcome_key(view.waits[0].wait_id)) or b"")
+
