@@ -1,0 +1,157 @@
+"""The atomic consume (SPEC §4.6): one revision, and crashes around it (FaultyStore).
+
+The consume revision holds the step's output, its receipt and exactly one
+``answer_applied`` event; later steps see the value only once it is saved. A crash
+poisons the resuming handle (nothing more is written, as in a killed process); a fresh
+engine on the same records then resumes, taking over the dead claim on the fake clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import answer_steps
+import pytest
+from answer_helpers import YES, MakeEngine, applied, gate_workflow
+
+from dw_testing.clock import FakeClock
+from dw_testing.faults import FaultyStore, SimulatedCrash
+from reference_engine.engine import Engine
+from reference_engine.records import keys
+from reference_engine.records.decoding import Found
+from reference_engine.records.run import decode_run
+from reference_engine.records.run_store import newest_revision
+from reference_engine.stores.memory import MemoryStore
+
+RUN = "consume"
+
+
+def _answered(engine: Engine, store: MemoryStore) -> tuple[str, str, int]:
+    """A suspended run with an accepted answer: (wait id, receipt id, suspended revision)."""
+    answer_steps.STORE[:] = [store]
+    view = engine.run(gate_workflow(), run_id=RUN)
+    wait_id = view.waits[0].wait_id
+    receipt = engine.answer(RUN, wait_id, YES).receipt.id
+    return wait_id, receipt, newest_revision(store, RUN).n
+
+
+def _revision(store: MemoryStore, n: int) -> Any:
+    decoded = decode_run(store.get(keys.revision_key(RUN, n)), RUN, n)
+    assert isinstance(decoded, Found)
+    return decoded.record
+
+
+def test_the_consume_is_one_revision_saved_before_any_later_step(
+    engine: Engine, store: MemoryStore
+) -> None:
+    wait_id, receipt, suspended_at = _answered(engine, store)
+    assert engine.resume(RUN).status == "succeeded"
+    before, consume = _revision(store, suspended_at), _revision(store, suspended_at + 1)
+    step = consume.steps["approval"]
+    assert step.status == "succeeded"
+    assert step.output["payload"] == {"approved": True}
+    assert step.output["signal"]["id"] == receipt
+    new_events = consume.journal[len(before.journal):]
+    assert [e["type"] for e in new_events] == ["answer_applied"]
+    assert new_events[0]["waitId"] == wait_id and new_events[0]["receiptId"] == receipt
+    assert "use" not in consume.steps  # no later step ran before this revision
+    [seen] = answer_steps.SEEN
+    assert seen["payload"] == {"approved": True}
+    assert seen["saved"]["approval"] == "succeeded" and len(seen["saved"]["applied"]) == 1
+    assert seen["saved"]["rev"] >= suspended_at + 1
+    assert len(applied(engine.show(RUN))) == 1
+
+
+def _crash_and_recover(store: MemoryStore, clock: FakeClock, make_engine: MakeEngine,
+                       arm: Any) -> tuple[FaultyStore, Engine]:
+    faulty = FaultyStore(store)
+    arm(faulty)
+    with pytest.raises(SimulatedCrash):
+        make_engine(faulty).resume(RUN)
+    assert faulty.crashed
+    return faulty, make_engine(store)  # a new process on the same records
+
+
+def _assert_applied_once(engine: Engine, store: MemoryStore, receipt: str) -> None:
+    shown = engine.show(RUN)
+    assert shown["status"] == "succeeded"
+    [event] = applied(shown)
+    assert event["receiptId"] == receipt  # the delivered answer, no replacement
+    assert shown["steps"]["approval"]["output"]["signal"]["id"] == receipt
+    assert shown["steps"]["use"]["output"] == {"seen": {"approved": True}}
+    assert store.list(keys.waits_root()) == store.list(keys.outcomes_root()) == []
+    for seen in answer_steps.SEEN:  # every execution of the later step saw a saved consume
+        assert seen["saved"]["approval"] == "succeeded" and len(seen["saved"]["applied"]) == 1
+
+
+@pytest.mark.parametrize("where", ["before_the_consume_save", "at_the_outcome_read",
+                                   "right_after_the_outcome_read"])
+def test_a_crash_before_the_save_leaves_the_answer_applicable_once(
+    store: MemoryStore, clock: FakeClock, make_engine: MakeEngine, where: str
+) -> None:
+    engine = make_engine(store)
+    wait_id, receipt, suspended_at = _answered(engine, store)
+    consume_key = keys.revision_key(RUN, suspended_at + 1)
+
+    def arm(faulty: FaultyStore) -> None:
+        if where == "before_the_consume_save":
+            faulty.crash("put_if_absent", key=consume_key, point="before")
+        elif where == "at_the_outcome_read":
+            faulty.crash("get", key=keys.outcome_key(wait_id), point="after_commit")
+        else:  # the first store call of any kind after the outcome was read
+            copy = _copy(store)
+            answer_steps.STORE[:] = [copy]
+            dry = FaultyStore(copy)
+            make_engine(dry).resume(RUN)
+            answer_steps.reset()
+            answer_steps.STORE[:] = [store]
+            read = dry.calls.index(("get", keys.outcome_key(wait_id)))
+            faulty.crash(None, after_calls=read + 1, point="before")
+
+    faulty, recovery = _crash_and_recover(store, clock, make_engine, arm)
+    # Nothing of the consume landed: the answer is still pending and applicable.
+    assert store.get(consume_key) is None
+    assert newest_revision(store, RUN).n == suspended_at
+    assert store.get(keys.outcome_key(wait_id)) is not None
+    assert answer_steps.SEEN == []  # the value reached no step
+    assert recovery.resume(RUN).status == "succeeded"
+    _assert_applied_once(recovery, store, receipt)
+    assert len(answer_steps.SEEN) == 1
+
+
+@pytest.mark.parametrize("where", ["the_consume_create_lands_unseen",
+                                   "before_the_claim_is_released"])
+def test_a_crash_after_the_save_replays_without_a_second_event(
+    store: MemoryStore, clock: FakeClock, make_engine: MakeEngine, where: str
+) -> None:
+    engine = make_engine(store)
+    wait_id, receipt, suspended_at = _answered(engine, store)
+    consume_key = keys.revision_key(RUN, suspended_at + 1)
+
+    def arm(faulty: FaultyStore) -> None:
+        if where == "the_consume_create_lands_unseen":
+            faulty.crash("put_if_absent", key=consume_key, point="after_commit")
+        else:  # the run finished; its holder dies on the release of the claim
+            faulty.crash("put", key=f"{keys.claims_prefix(RUN)}/*", after_calls=0,
+                         point="before")
+
+    faulty, recovery = _crash_and_recover(store, clock, make_engine, arm)
+    assert store.get(consume_key) is not None
+    consumed = _revision(store, suspended_at + 1)
+    assert [e["receiptId"] for e in consumed.journal if e["type"] == "answer_applied"] \
+        == [receipt]
+    view = recovery.resume(RUN)  # replays from the record; takes over the dead claim
+    assert view.status == "succeeded" and view.waits == ()
+    _assert_applied_once(recovery, store, receipt)
+    again = recovery.resume(RUN)  # and again: a no-op
+    assert again.status == "succeeded"
+    assert len(applied(recovery.show(RUN))) == 1
+
+
+def _copy(store: MemoryStore) -> MemoryStore:
+    fresh = MemoryStore()
+    for key in store.list(""):
+        data = store.get(key)
+        assert data is not None
+        fresh.put(key, data)
+    return fresh
