@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from answer_helpers import (
-    NOBODY,
     NO,
+    NOBODY,
     YES,
     MakeEngine,
     applied,

@@ -15,7 +15,7 @@ import pytest
 from answer_helpers import YES, MakeEngine, applied, gate_workflow
 
 from dw_testing.clock import FakeClock
-from dw_testing.faults import FaultyStore, SimulatedCrash
+from dw_testing.faults import FaultyStore, SimulatedCrash, StoreCall
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
@@ -105,10 +105,10 @@ def test_a_crash_before_the_save_leaves_the_answer_applicable_once(
             make_engine(dry).resume(RUN)
             answer_steps.reset()
             answer_steps.STORE[:] = [store]
-            read = dry.calls.index(("get", keys.outcome_key(wait_id)))
+            read = dry.calls.index(StoreCall("get", keys.outcome_key(wait_id)))
             faulty.crash(None, after_calls=read + 1, point="before")
 
-    faulty, recovery = _crash_and_recover(store, clock, make_engine, arm)
+    _faulty, recovery = _crash_and_recover(store, clock, make_engine, arm)
     # Nothing of the consume landed: the answer is still pending and applicable.
     assert store.get(consume_key) is None
     assert newest_revision(store, RUN).n == suspended_at
@@ -125,7 +125,7 @@ def test_a_crash_after_the_save_replays_without_a_second_event(
     store: MemoryStore, clock: FakeClock, make_engine: MakeEngine, where: str
 ) -> None:
     engine = make_engine(store)
-    wait_id, receipt, suspended_at = _answered(engine, store)
+    _wait_id, receipt, suspended_at = _answered(engine, store)
     consume_key = keys.revision_key(RUN, suspended_at + 1)
 
     def arm(faulty: FaultyStore) -> None:
@@ -135,7 +135,7 @@ def test_a_crash_after_the_save_replays_without_a_second_event(
             faulty.crash("put", key=f"{keys.claims_prefix(RUN)}/*", after_calls=0,
                          point="before")
 
-    faulty, recovery = _crash_and_recover(store, clock, make_engine, arm)
+    _faulty, recovery = _crash_and_recover(store, clock, make_engine, arm)
     assert store.get(consume_key) is not None
     consumed = _revision(store, suspended_at + 1)
     assert [e["receiptId"] for e in consumed.journal if e["type"] == "answer_applied"] \

@@ -27,6 +27,7 @@ from click.testing import CliRunner
 
 from reference_engine import secrets
 from reference_engine.cli.main import dw
+from reference_engine.clock import SystemClock
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
@@ -202,8 +203,7 @@ def test_no_cli_output_holds_a_rejected_value(monkeypatch: pytest.MonkeyPatch,
     store = ["--store", "answer_helpers:recording_memory"]
     runner = CliRunner()
     flow = gate_workflow(schema={**SCHEMA, "additionalProperties": False})
-    engine = Engine(answer_helpers.recording_memory(), __import__(
-        "reference_engine.clock", fromlist=["SystemClock"]).SystemClock())
+    engine = Engine(answer_helpers.recording_memory(), SystemClock())
     view = engine.run(flow)
     wait_id = view.waits[0].wait_id
     printed: list[str] = []
@@ -237,8 +237,6 @@ def test_the_cli_bypass_flag_is_recorded_and_the_answer_consumed(
     space = f"bypass-{uuid.uuid4().hex}"
     runner = CliRunner()
     store = ["--store", f"memory://{space}"]
-    from reference_engine.clock import SystemClock
-
     view = Engine(MemoryStore(space), SystemClock()).run(gate_workflow(schema=OPEN_SCHEMA))
     wait_id = view.waits[0].wait_id
     payload = json.dumps(SAMPLES["github_token"])
