@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from functools import partial
 from typing import Any
 
 import answer_helpers
@@ -179,8 +180,8 @@ def test_no_byte_written_or_logged_holds_a_rejected_value(
     wait_id = view.waits[0].wait_id
     texts: list[str] = []
     for payload in LEAKY.values():
-        for call in (lambda p=payload: engine.answer(view.run_id, wait_id, p),
-                     lambda p=payload: engine.signal(wait_id, p)):
+        for call in (partial(engine.answer, view.run_id, wait_id, payload),
+                     partial(engine.signal, wait_id, payload)):
             with pytest.raises(Refusal) as refused:
                 call()
             texts += [str(refused.value), repr(refused.value),
