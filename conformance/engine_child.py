@@ -8,6 +8,7 @@ the two halves travel in the environment. Kept free of pytest so the child start
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from dw_testing.prefixed import PrefixedStore
 from reference_engine.stores.registry import open_store
@@ -24,3 +25,35 @@ def store_from_env() -> PrefixedStore:
         raise RuntimeError(f"set {URI_ENV} and {PREFIX_ENV}: this factory opens the key "
                            "prefix of one conformance test and is meant for its child processes")
     return PrefixedStore(open_store(uri), prefix)
+
+
+class FixedClock:
+    """The parent's fake time, frozen for one child's calls."""
+
+    def __init__(self, now: float) -> None:
+        self._now = now
+
+    def now(self) -> float:
+        return self._now
+
+    def monotonic(self) -> float:
+        return self._now
+
+
+def signal_each(store: Any, wait_ids: list[str], payload: str, now: float,
+                submitter: str) -> list[list[str]]:
+    """Signal every wait in order (a racer of ``run_in_children``); per wait
+    ``["won", receipt id]`` or ``["refused", refusal kind]``."""
+    from reference_engine.engine import Engine
+    from reference_engine.refusals import Refusal
+
+    engine = Engine(store, FixedClock(now), claim_patience=False)
+    answers: list[list[str]] = []
+    for wait_id in wait_ids:
+        try:
+            delivery = engine.signal(wait_id, payload, submitted_by=submitter)
+        except Refusal as refusal:
+            answers.append(["refused", refusal.kind])
+        else:
+            answers.append(["won", delivery.receipt.id])
+    return answers

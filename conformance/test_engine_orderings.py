@@ -24,6 +24,7 @@ from conformance.engine_child import PREFIX_ENV, URI_ENV
 from conformance.engine_support import (  # noqa: F401  (fixtures)
     OUTCOMES,
     REVISIONS,
+    WAITS,
     YES,
     MakeEngine,
     answers_applied,
@@ -153,6 +154,25 @@ def test_a_cancel_between_a_signals_create_and_its_answer_closes_it(
     view = engine.run(approval_workflow())
     gated = GatedStore(dw_open_handle())
     hook = gated.at("put_if_absent", point="after_commit", key=OUTCOMES,
+                    do=lambda: engine.cancel(view.run_id))
+    assert _refused(lambda: make_engine(gated).signal(view.waits[0].wait_id, YES)) == "closed"
+    assert hook.result() is not None
+    shown = engine.show(view.run_id)
+    assert shown["status"] == "cancelled"
+    assert shown["steps"]["approval"]["error"] == "cancelled"
+    assert wait_records(dw_store) == []
+
+
+@pytest.mark.dw_requires("cross_handle")
+def test_a_cancel_between_a_signals_win_and_its_re_read_closes_it(
+    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
+) -> None:
+    """The signal won and read its outcome back; the run is cancelled before the winner
+    re-reads the registration, so the winner retracts (its outcome is already gone)."""
+    engine = make_engine(dw_store)
+    view = engine.run(approval_workflow())
+    gated = GatedStore(dw_open_handle())
+    hook = gated.at("get", point="before", key=WAITS, nth=2,
                     do=lambda: engine.cancel(view.run_id))
     assert _refused(lambda: make_engine(gated).signal(view.waits[0].wait_id, YES)) == "closed"
     assert hook.result() is not None
