@@ -2,10 +2,12 @@
 
 The report groups tests by one capability each:
 
-1. the last capability named by the test's closest ``dw_requires`` marker
+1. ``engine`` for every ``dw_engine`` test: that row answers "do workflows on this store lose
+   or duplicate outcomes?";
+2. else the last capability named by the test's closest ``dw_requires`` marker
    (``dw_requires("put_if_absent", "cross_process")`` reports under ``cross_process``);
-2. else a module-level ``DW_CAPABILITY = "..."`` string in the test's module;
-3. else ``engine`` for ``dw_engine`` tests and ``contract`` for everything else.
+3. else a module-level ``DW_CAPABILITY = "..."`` string in the test's module;
+4. else ``contract``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ def check_names(item: pytest.Item) -> None:
 
 
 def report_capability(item: pytest.Item) -> str:
+    if item.get_closest_marker("dw_engine") is not None:
+        return "engine"
     closest = item.get_closest_marker("dw_requires")
     if closest is not None and closest.args:
         return str(closest.args[-1])
@@ -49,8 +53,6 @@ def report_capability(item: pytest.Item) -> str:
     declared = getattr(module, MODULE_ATTRIBUTE, None)
     if isinstance(declared, str) and declared:
         return declared
-    if item.get_closest_marker("dw_engine") is not None:
-        return "engine"
     return "contract"
 
 

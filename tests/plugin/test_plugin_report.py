@@ -78,7 +78,7 @@ def test_the_report_matches_its_schema_and_folds_outcomes(pytester: pytest.Pytes
     assert capability["test_passes"] == "cross_handle"
     assert capability["test_module_default"] == "put_if_absent"
     assert capability["test_last_capability_counts"] == "cross_process"
-    assert capability["test_engine_level"] == "put_if_absent"  # the module default wins
+    assert capability["test_engine_level"] == "engine"
     by_store = report["by_store"]
     assert by_store["memory"]["cross_handle"]["outcome"] == "PASS"
     assert by_store["file"]["cross_handle"] == {
@@ -103,11 +103,12 @@ def test_unknown_fails_the_run_unless_allowed(pytester: pytest.Pytester) -> None
     assert [t["outcome"] for t in report["tests"]] == ["UNKNOWN"]
 
 
-def test_engine_tests_default_to_the_engine_capability(pytester: pytest.Pytester) -> None:
+def test_engine_tests_report_under_the_engine_capability(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_mixed="""
         import pytest
 
         @pytest.mark.dw_engine
+        @pytest.mark.dw_requires("put_if_absent")
         def test_engine(dw_store):
             pass
 
