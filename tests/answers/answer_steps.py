@@ -86,3 +86,19 @@ def mark(context: Mapping[str, Any]) -> dict[str, Any]:
     payload = context["steps"]["approval"]["outputs"].get("payload")
     _append(f"end {run_id} {token} {os.getpid()}")
     return {"seen": payload, "token": token}
+
+
+BLOCK_ENV = "DW_TEST_BLOCK_DIR"
+
+
+def block(context: Mapping[str, Any]) -> dict[str, Any]:
+    """With ``DW_TEST_BLOCK_DIR`` set: say ``running`` on its ``ready`` FIFO, then wait for
+    a line on its ``go`` FIFO (a test kills or releases the process meanwhile)."""
+    where = os.environ.get(BLOCK_ENV)
+    payload = context["steps"]["approval"]["outputs"].get("payload")
+    if where:
+        with open(os.path.join(where, "ready"), "w", encoding="utf-8") as ready:
+            ready.write(f"running {os.getpid()}\n")
+        with open(os.path.join(where, "go"), encoding="utf-8") as go:
+            go.readline()
+    return {"seen": payload}
