@@ -101,24 +101,23 @@ def raw_temp_link_create(directory: Path, n: int) -> float:
 @contextlib.contextmanager
 def _remote_specs(console: Console) -> Iterator[list[tuple[str, Callable[[], Any], str]]]:
     """(name, factory, note) for S3 on moto-serialized and GCS on fake-gcs, when installed."""
+    from dw_testing.servers import fake_gcs, moto_serialized
+    from reference_engine.errors import StoreUnavailable
+
+    candidates = [
+        ("s3 (moto-serialized)", moto_serialized, "loopback HTTP to a moto child process"),
+        ("gs (fake-gcs)", fake_gcs, "loopback HTTP to the fake-gcs-server binary"),
+    ]
     specs: list[tuple[str, Callable[[], Any], str]] = []
     with contextlib.ExitStack() as stack:
-        try:
-            from dw_testing.servers import moto_serialized
-
-            spec = stack.enter_context(moto_serialized())
-            specs.append(("s3 (moto-serialized)", spec.factory, "loopback HTTP, in-process"))
-        except ImportError as exc:
-            console.print(f"[yellow]skipping s3: {exc.name or exc} is not installed "
-                          "(pip install '.[test]')[/]")
-        try:
-            from dw_testing.servers import fake_gcs
-
-            spec = stack.enter_context(fake_gcs())
-            specs.append(("gs (fake-gcs)", spec.factory, "loopback HTTP, emulator process"))
-        except ImportError as exc:
-            console.print(f"[yellow]skipping gs: {exc.name or exc} is not installed "
-                          "(pip install '.[test]')[/]")
+        for name, provider, note in candidates:
+            try:
+                spec = stack.enter_context(provider())
+            except (ImportError, RuntimeError, StoreUnavailable) as exc:
+                console.print(f"[yellow]skipping {name}: {exc}; install the test extra "
+                              "(pip install '.[test]')[/]")
+                continue
+            specs.append((name, spec.factory, note))
         yield specs
 
 

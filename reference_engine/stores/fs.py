@@ -34,11 +34,12 @@ TEMP_SUFFIX = ".tmp"
 _MAX_DIR_RACE_RETRIES = 64
 # errno values meaning "this filesystem cannot hard-link": the store refuses to run there.
 _NO_LINK_ERRNOS = frozenset(
-    {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS, errno.EMLINK}
+    {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
 )
 _UNAVAILABLE_ERRNOS = frozenset({errno.EACCES, errno.EROFS, errno.EPERM})
 _TRANSIENT_ERRNOS = frozenset({errno.EINTR, errno.EAGAIN, errno.EBUSY})
 _PRUNE_STOP_ERRNOS = frozenset({errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT, errno.EBUSY})
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 _FLAG_VALUES = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
@@ -70,7 +71,7 @@ def _no_link_error(root: str, exc: OSError, *, op: str = "open", key: str = "") 
 
 
 def _fsync_dir(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         os.fsync(fd)
     finally:
@@ -129,7 +130,7 @@ class FsStore:
         source = self._temp_path(self._control)
         target = source[: -len(TEMP_SUFFIX)] + "-link" + TEMP_SUFFIX
         try:
-            fd = os.open(source, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            fd = os.open(source, _CREATE_FLAGS, 0o600)
             os.close(fd)
         except OSError as exc:
             raise StoreUnavailable(
@@ -191,7 +192,7 @@ class FsStore:
         for _ in range(_MAX_DIR_RACE_RETRIES):
             temp = self._temp_path(directory)
             try:
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+                fd = os.open(temp, _CREATE_FLAGS, 0o644)
             except FileNotFoundError:
                 # A racing delete may prune a parent mid-way: just go round again.
                 with contextlib.suppress(FileNotFoundError):
