@@ -310,19 +310,19 @@ def test_three_schedulers_and_a_manual_resume_resume_every_run_exactly_once(
     executions: dict[str, list[int]] = defaultdict(list)
     running: dict[str, str] = {}
     for line in marks.read_text().splitlines():
-        what, run_id, token, pid = line.split()
+        what, run_id, token, pid_text = line.split()
         if what == "start":
             assert run_id not in running, f"run {run_id} executed twice at the same time"
             running[run_id] = token
-            executions[run_id].append(int(pid))
+            executions[run_id].append(int(pid_text))
         else:
             assert running.pop(run_id) == token
     assert running == {}
     assert {r: len(p) for r, p in executions.items()} == dict.fromkeys(receipts, 1)
-    for run_id, [pid] in executions.items():
-        assert pid in by_pid, f"run {run_id} was executed by an unknown process {pid}"
-        if pid != os.getpid():
-            assert run_id in by_pid[pid]
+    for run_id, [executor] in executions.items():
+        assert executor in by_pid, f"run {run_id} was executed by an unknown process"
+        if executor != os.getpid():
+            assert run_id in by_pid[executor]
     record_property("executions_per_process",
                     sorted(sum(1 for p in executions.values() if p == [pid]) for pid in by_pid))
     record_property("manual_busy", busy)
