@@ -232,7 +232,8 @@ class DwSession:
             if not self.active:
                 continue
             for deviation in self._deviations_for(item, store):
-                item.add_marker(pytest.mark.xfail(strict=True, reason=deviation.xfail_reason()))
+                item.add_marker(pytest.mark.xfail(
+                    strict=not deviation.intermittent, reason=deviation.xfail_reason()))
             if isinstance(item, pytest.Function):
                 from dw_testing import profiles
 
