@@ -26,6 +26,18 @@ ACCEPTED = "accepted"
 TIMED_OUT = "timed_out"
 CANCELLED = "cancelled"
 OUTCOME_KINDS = (ACCEPTED, TIMED_OUT, CANCELLED)
+# Strict recognition of the delivery record: a field this build does not know means a
+# schema amendment it cannot judge, so the record is unreadable rather than guessed at.
+OUTCOME_FIELDS = frozenset({"v", "kind", "waitId", "runId", "workflow", "fingerprint",
+                            "deadline", "settledAt"})
+ACCEPTED_FIELDS = OUTCOME_FIELDS | {"receipt", "payload"}
+RECEIPT_FIELDS = frozenset({"id", "waitId", "receivedAt", "submittedBy", "secretDetection"})
+
+
+def _known_fields(obj: dict[str, Any], allowed: frozenset[str], what: str) -> None:
+    unknown = set(obj) - allowed
+    if unknown:  # counted, not named: a stored name is not ours to repeat
+        raise SchemaError(f"{what} has {len(unknown)} field(s) this engine does not know")
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,7 @@ class Receipt:
 
     @staticmethod
     def from_json(obj: dict[str, Any]) -> Receipt:
+        _known_fields(obj, RECEIPT_FIELDS, "the receipt")
         return Receipt(
             id=field_str(obj, "id"), wait_id=field_str(obj, "waitId"),
             received_at=field_num(obj, "receivedAt"), submitted_by=field_str(obj, "submittedBy"),
@@ -105,6 +118,8 @@ def decode_outcome(
         kind = field_str(obj, "kind")
         if kind not in OUTCOME_KINDS:
             raise SchemaError(f"field 'kind' must be one of {list(OUTCOME_KINDS)}")
+        _known_fields(obj, ACCEPTED_FIELDS if kind == ACCEPTED else OUTCOME_FIELDS,
+                      f"a {kind} outcome")
         receipt = None
         payload = None
         if kind == ACCEPTED:
