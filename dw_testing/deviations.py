@@ -99,9 +99,18 @@ _GCS_TESTS = (
     "conformance.test_store_values::test_a_write_on_one_handle_is_read_at_once_*",
 )
 
+_GCS_ORDERED_TESTS = (
+    "conformance.test_engine_orderings::test_a_timeout_settled_first_refuses_a_parked_signal",
+)
+# Racing signals: whether two racers are both told they won depends on when each reads the
+# record back after its create, so these catch the bug on most runs, not all.
+_RACING_SIGNALS = "conformance.test_engine_on_the_store::test_signals_racing_from_*"
+
 KNOWN_DEVIATIONS: tuple[KnownDeviation, ...] = (
     *(KnownDeviation(store="moto", test=pattern, reference=_MOTO_SOURCE, reason=_MOTO_RACE,
                      package="moto", versions="==5.2.5") for pattern in _MOTO_TESTS),
+    KnownDeviation(store="moto", test=_RACING_SIGNALS, reference=_MOTO_SOURCE,
+                   reason=_MOTO_RACE, package="moto", versions="==5.2.5", intermittent=True),
     KnownDeviation(
         store="moto",
         test="conformance.*::*copy_object*",
@@ -112,7 +121,10 @@ KNOWN_DEVIATIONS: tuple[KnownDeviation, ...] = (
     ),
     *(KnownDeviation(store="gcs-open-xb-example", test=pattern, reference=_GCS_ISSUE,
                      reason=_GCS_UPLOADS, package=_GCS_WRAPPER, versions="==0.1.1")
-      for pattern in _GCS_TESTS),
+      for pattern in (*_GCS_TESTS, *_GCS_ORDERED_TESTS)),
+    KnownDeviation(store="gcs-open-xb-example", test=_RACING_SIGNALS, reference=_GCS_ISSUE,
+                   reason=_GCS_UPLOADS, package=_GCS_WRAPPER, versions="==0.1.1",
+                   intermittent=True),
 )
 
 
