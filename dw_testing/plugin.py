@@ -35,7 +35,7 @@ from dw_testing.catalogue import (
 from dw_testing.clock import FakeClock
 from dw_testing.deviations import KNOWN_DEVIATIONS, DeviationError, KnownDeviation, from_pyproject
 from dw_testing.prefixed import PrefixedStore
-from dw_testing.report import ReportBuilder
+from dw_testing.report import ReportBuilder, matrix, write
 from dw_testing.spec import StoreSpec
 from reference_engine.stores.contract import close_store
 
@@ -294,11 +294,9 @@ class DwSession:
             self.report.add_leftovers(store, count)
         path = self.config.option.dw_report
         if path:
-            from dw_testing import report as report_mod
-
             built = self.report.build(stores=self.store_names(), profile=self.profile,
                                       seed=self.seed)
-            report_mod.write(built, Path(path))
+            write(built, Path(path))
 
     def store_names(self) -> list[str]:
         if self.entries:
@@ -317,25 +315,23 @@ class DwSession:
         leftovers = {k: v for k, v in self.report.leftovers.items() if v}
         if not self.active or (not results and not leftovers):
             return
-        write = terminalreporter.write_line
+        line = terminalreporter.write_line
         terminalreporter.section("dw-testing capabilities")
-        from dw_testing.report import matrix
-
         for store in self.store_names():
             cells = matrix(r for r in results if r.store == store)
             summary = ", ".join(f"{name} {cell['outcome']}" for name, cell in cells.items())
-            write(f"{store}: {summary}")
+            line(f"{store}: {summary}")
         for store, count in leftovers.items():
             what = "could not be checked" if count < 0 else f"left {count} dwc- key(s)"
-            write(f"WARNING: store {store} {what} under dwc-{self.session_id}; its delete or "
+            line(f"WARNING: store {store} {what} under dwc-{self.session_id}; its delete or "
                   "list may be broken, or a test wrote outside its prefix")
         unknown = [r.nodeid for r in results if r.outcome == "UNKNOWN"]
         if unknown:
             hint = ("allowed by --dw-allow-unknown" if self.config.option.dw_allow_unknown
                     else "pass --dw-allow-unknown to accept")
-            write(f"UNKNOWN ({hint}): {len(unknown)} history check(s) ran out of budget")
+            line(f"UNKNOWN ({hint}): {len(unknown)} history check(s) ran out of budget")
         if self.config.option.dw_report:
-            write(f"report: {self.config.option.dw_report}")
+            line(f"report: {self.config.option.dw_report}")
 
 
 class _XdistHooks:
