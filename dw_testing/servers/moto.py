@@ -36,6 +36,8 @@ FAKE_CREDENTIALS = {"aws_access_key_id": "dw-testing", "aws_secret_access_key": 
 PREFIX = "suite"
 RENDEZVOUS_TIMEOUT_S = 2.0
 RENDEZVOUS_GRACE_S = 0.05
+# How long a lone create waits for a partner to arrive; the gated server reads it at start.
+GRACE_ENV = "DW_MOTO_GATE_GRACE_S"
 START_TIMEOUT_S = 60.0
 READY = "DW-MOTO-READY "
 
@@ -181,7 +183,8 @@ def make_app(mode: str) -> tuple[WsgiApp, CreateRendezvous | None]:
     if mode == "serialized":
         return _serialized(app), None
     if mode == "gated":
-        rendezvous = CreateRendezvous()
+        grace = float(os.environ.get(GRACE_ENV, RENDEZVOUS_GRACE_S))
+        rendezvous = CreateRendezvous(grace=grace)
         _install_put_object_gate()
         return _gated(app, rendezvous), rendezvous
     if mode == "raw":
