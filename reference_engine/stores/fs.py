@@ -19,6 +19,7 @@ import contextlib
 import errno
 import itertools
 import os
+import re
 import secrets
 from pathlib import Path
 from urllib.parse import SplitResult, parse_qs, unquote
@@ -40,6 +41,9 @@ _UNAVAILABLE_ERRNOS = frozenset({errno.EACCES, errno.EROFS, errno.EPERM})
 _TRANSIENT_ERRNOS = frozenset({errno.EINTR, errno.EAGAIN, errno.EBUSY})
 _PRUNE_STOP_ERRNOS = frozenset({errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT, errno.EBUSY})
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+# "sqlite:x.db" or "file:/p" is a mistyped URI, not a directory to create; a one-letter
+# scheme would be a Windows drive.
+_LOOKS_LIKE_URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
 _FLAG_VALUES = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
@@ -370,4 +374,11 @@ def from_path(path: str) -> FsStore:
     """A bare path (relative ones resolve against the current directory): durable mode."""
     if not path:
         raise StoreUnavailable("empty store path; pass a directory such as ./.dw", op="open")
+    scheme = _LOOKS_LIKE_URI.match(path)
+    if scheme is not None and not os.path.exists(path):
+        raise StoreUnavailable(
+            f"store {path!r} looks like a URI missing its '//'; write {scheme.group(1)}://... "
+            "(e.g. file:///abs/path), or ./ before a directory name that holds a ':'",
+            op="open",
+        )
     return FsStore(Path(path))

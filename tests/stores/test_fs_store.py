@@ -275,6 +275,16 @@ def test_a_relative_bare_path_opens_under_the_current_directory(
         fs.from_path("")
 
 
+@pytest.mark.parametrize("typo", ["file:/abs/path", "sqlite:control.db", "s3:bucket/p"])
+def test_a_uri_missing_its_slashes_is_not_taken_for_a_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, typo: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreUnavailable, match="looks like a URI"):
+        fs.from_path(typo)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_two_handles_share_records(tmp_path: Path) -> None:
     first, second = FsStore(tmp_path, fsync=False), FsStore(tmp_path, fsync=False)
     assert first.put_if_absent("k", b"1")
