@@ -39,6 +39,7 @@ from reference_engine.waits.registration import (
 
 _ITERATION = re.compile(r"\[(\d+)\]$")
 SIGNAL_HINT = "dw signal {wait} --payload '<json>'"
+ANSWER_HINT = "dw answer {run} {wait} '<json>'"
 
 
 @dataclass(frozen=True)
@@ -223,22 +224,29 @@ def deliver(store: Any, clock: Clock, request: Request) -> Delivery:
         raise refusal_for(decided.record)
     if isinstance(decided, Unreadable):
         raise _unreadable(wait_id)
+    retry = (SIGNAL_HINT.format(wait=wait_id) if request.run_id is None
+             else ANSWER_HINT.format(run=request.run_id, wait=wait_id))
     try:
         payload = parse_payload(request.payload)
         validate_payload(payload, registration.schema)
     except PayloadError as exc:
         raise Refusal("invalid_payload", f"Payload refused for wait {wait_id}; the wait stays "
-                      f"open: {exc}. Send a payload that fits the schema: "
-                      + SIGNAL_HINT.format(wait=wait_id),
+                      f"open: {exc}. Send a payload that fits the schema: " + retry,
                       {"waitId": wait_id, "path": exc.path, "rule": exc.rule}) from None
     if request.secret_detection:
+        refused: SecretRefused | None = None
         try:
             scan_or_refuse(payload)
         except SecretRefused as exc:
-            raise Refusal("secret_detected", f"Payload refused for wait {wait_id}: {exc}. "
+            refused = exc
+        if refused is not None:
+            # Raised outside the handler: the refusal carries no exception chain, so not
+            # even a scanner error's own text (which may quote the value) travels with it.
+            rule, why = refused.rule, str(refused)
+            del refused
+            raise Refusal("secret_detected", f"Payload refused for wait {wait_id}: {why}. "
                           "Remove the secret, or pass --no-secret-detection if it is none: "
-                          + SIGNAL_HINT.format(wait=wait_id),
-                          {"waitId": wait_id, "rule": exc.rule}) from None
+                          + retry, {"waitId": wait_id, "rule": rule})
     receipt = Receipt(id=str(uuid.uuid4()), wait_id=wait_id, received_at=now,
                       submitted_by=request.submitted_by or default_submitter(),
                       secret_detection=request.secret_detection)

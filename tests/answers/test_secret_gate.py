@@ -118,8 +118,8 @@ def test_a_scanner_that_raises_fails_closed(engine: Engine, store: MemoryStore,
     assert refused.value.kind == "secret_detected"
     assert refused.value.details["rule"] == "scanner_error"
     assert "Ocelot" not in refused.value.message and "exploded" not in refused.value.message
-    assert refused.value.__cause__ is None and refused.value.__context__ is not None
-    assert "Ocelot" not in repr(refused.value.__context__)
+    # No exception chain travels with the refusal: the scanner's text quoted the value.
+    assert refused.value.__cause__ is None and refused.value.__context__ is None
     assert snapshot(store) == before
 
 
