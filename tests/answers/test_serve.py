@@ -342,3 +342,26 @@ def test_three_schedulers_and_a_manual_resume_resume_every_run_exactly_once(
         assert [e["receiptId"] for e in applied(shown)] == [receipt]
     store = open_store(uri)
     assert store.list(keys.waits_root()) == store.list(keys.outcomes_root()) == []
+
+
+def test_dw_resume_takes_over_a_dead_owners_claim_across_cli_calls(tmp_path: Path) -> None:
+    """Under a frozen ``DW_CLOCK`` a first ``dw resume`` meets the dead owner's lease and
+    says ``busy``; its look is kept in the host-local looks file, so once the clock has
+    moved past ``ttl + grace`` a second ``dw resume`` takes the run over."""
+    uri = str(tmp_path / "store")
+    clock = FakeClock(mirror_to=tmp_path / "clock")
+    engine = Engine(open_store(uri), clock)
+    view = engine.run(gate_workflow(after="answer_steps:answer_shaped"))
+    receipt = engine.answer(view.run_id, view.waits[0].wait_id, YES).receipt.id
+    dying = FaultyStore(open_store(uri))
+    dying.crash("put_if_absent", key=f"{keys.runs_root()}/*", point="before")
+    with pytest.raises(SimulatedCrash):  # the owner dies holding the claim, before the consume
+        Engine(dying, clock).resume(view.run_id)
+    env = _env(tmp_path, **clock.env)
+    first = _dw(["resume", view.run_id, "--store", uri, "--json"], env)
+    assert json.loads(first.stdout)["error"]["refusal"] == "busy"
+    clock.advance(40)
+    second = _dw(["resume", view.run_id, "--store", uri, "--json"], env)
+    assert second.returncode == 0, second.stdout
+    assert json.loads(second.stdout)["status"] == "succeeded"
+    assert [e["receiptId"] for e in applied(engine.show(view.run_id))] == [receipt]
