@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import contextlib
 import hashlib
 import json
 import os
@@ -217,7 +218,14 @@ class GcsStore:
         return sorted(keys)
 
     def close(self) -> None:
-        """Nothing to release explicitly; gcsfs closes its session with the loop."""
+        """Close this handle's HTTP session (each handle has its own client)."""
+        session = getattr(self._fs, "_session", None)
+        close_session = getattr(self._fs, "close_session", None)
+        if session is None or not callable(close_session):
+            return
+        with contextlib.suppress(Exception):  # closing is best effort, as at interpreter exit
+            close_session(self._fs.loop, session)
+        self._fs._session = None
 
 
 def from_uri(parsed: SplitResult) -> GcsStore:

@@ -124,6 +124,8 @@ def test_handles_do_not_share_a_cached_client(endpoint: str) -> None:
     first.put("seen", b"1")
     assert second.list("") == ["seen"]
     first.delete("seen")
+    first.close()
+    first.close()
     assert second.get("seen") is None
 
 
