@@ -244,23 +244,36 @@ def serve_moto(mode: str) -> Iterator[str]:
             process.stdout.close()
 
 
+_CREDENTIALS_LOCK = threading.Lock()
+_credential_users = 0  # providers open that rely on the fake credentials we set
+
+
 @contextlib.contextmanager
 def _child_credentials() -> Iterator[None]:
     """Fake credentials in the environment, for child processes that open the store by URI.
 
-    Set only when none are configured, and removed again on exit.
+    Set only when none are configured, kept while any provider that set them is open, and
+    removed when the last one exits.
     """
+    global _credential_users
     names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
-    if any(os.environ.get(name) for name in names) or os.environ.get("AWS_PROFILE"):
-        yield
-        return
-    os.environ["AWS_ACCESS_KEY_ID"] = FAKE_CREDENTIALS["aws_access_key_id"]
-    os.environ["AWS_SECRET_ACCESS_KEY"] = FAKE_CREDENTIALS["aws_secret_access_key"]
+    with _CREDENTIALS_LOCK:
+        configured = any(os.environ.get(n) for n in names) or bool(os.environ.get("AWS_PROFILE"))
+        ours = _credential_users > 0 or not configured
+        if ours:
+            if _credential_users == 0:
+                os.environ["AWS_ACCESS_KEY_ID"] = FAKE_CREDENTIALS["aws_access_key_id"]
+                os.environ["AWS_SECRET_ACCESS_KEY"] = FAKE_CREDENTIALS["aws_secret_access_key"]
+            _credential_users += 1
     try:
         yield
     finally:
-        for name in names:
-            os.environ.pop(name, None)
+        if ours:
+            with _CREDENTIALS_LOCK:
+                _credential_users -= 1
+                if _credential_users == 0:
+                    for name in names:
+                        os.environ.pop(name, None)
 
 
 def s3_spec(endpoint: str, bucket: str, name: str) -> StoreSpec:

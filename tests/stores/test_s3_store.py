@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import urllib.error
 import urllib.request
@@ -266,3 +267,29 @@ def test_providers_are_listed_by_store_name() -> None:
 def test_errors_are_store_errors(store: S3Store) -> None:
     with pytest.raises(StoreError):
         store.get("../bad")
+
+
+def test_fake_child_credentials_last_while_any_provider_needs_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dw_testing.servers.moto import _child_credentials
+
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    first, second = _child_credentials(), _child_credentials()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert os.environ.get("AWS_ACCESS_KEY_ID") == "dw-testing"
+    second.__exit__(None, None, None)
+    assert "AWS_ACCESS_KEY_ID" not in os.environ
+
+
+def test_configured_credentials_are_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dw_testing.servers.moto import _child_credentials
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "users-own")
+    with _child_credentials():
+        assert os.environ["AWS_ACCESS_KEY_ID"] == "users-own"
+    assert os.environ["AWS_ACCESS_KEY_ID"] == "users-own"
