@@ -88,3 +88,25 @@ def test_markers_are_registered_for_strict_markers(pytester: pytest.Pytester) ->
             pass
     """)
     pytester.runpytest("--strict-markers").assert_outcomes(passed=1)
+
+
+def test_the_suite_s_helper_modules_get_rewritten_asserts(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_rewrite="""
+        import importlib
+        from pathlib import Path
+
+        import conformance
+        from _pytest.assertion.rewrite import AssertionRewritingHook
+
+        def test_helpers_are_rewritten():
+            folder = Path(conformance.__file__).parent
+            helpers = sorted(p.stem for p in folder.glob("*.py")
+                             if not p.stem.startswith(("test_", "__")))
+            assert helpers, "the suite has helper modules"
+            module = importlib.import_module(f"conformance.{helpers[0]}")
+            assert isinstance(module.__loader__, AssertionRewritingHook)
+    """)
+    result = pytester.runpytest_subprocess(
+        "--dw-store=memory", "-p", "no:cacheprovider", "-k", "helpers_are_rewritten"
+    )
+    result.assert_outcomes(passed=1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from hypothesis import settings
 
 from dw_testing import profiles
