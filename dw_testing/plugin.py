@@ -135,7 +135,8 @@ class DwSession:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        values: list[str] = list(config.option.dw_store or [])
+        # The same value twice (addopts plus the command line) runs the store once.
+        values: list[str] = list(dict.fromkeys(config.option.dw_store or []))
         self.active = bool(values)
         worker_input: dict[str, Any] = getattr(config, "workerinput", {})
         self.is_worker = hasattr(config, "workerinput")

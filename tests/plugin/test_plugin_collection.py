@@ -32,7 +32,7 @@ def test_each_store_gets_its_own_copy_named_in_the_test_id(pytester: pytest.Pyte
     pytester.makepyfile(test_mine=STORE_TESTS)
     result = pytester.runpytest(
         "-v", "test_mine.py", "--dw-store=memory", "--dw-store=file", "--dw-store=sqlite",
-        "--dw-store=memory://",
+        "--dw-store=memory://", "--dw-store=file",
     )
     result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines_random([
