@@ -261,9 +261,8 @@ def _child_credentials() -> Iterator[None]:
         configured = any(os.environ.get(n) for n in names) or bool(os.environ.get("AWS_PROFILE"))
         ours = _credential_users > 0 or not configured
         if ours:
-            if _credential_users == 0:
-                os.environ["AWS_ACCESS_KEY_ID"] = FAKE_CREDENTIALS["aws_access_key_id"]
-                os.environ["AWS_SECRET_ACCESS_KEY"] = FAKE_CREDENTIALS["aws_secret_access_key"]
+            os.environ["AWS_ACCESS_KEY_ID"] = FAKE_CREDENTIALS["aws_access_key_id"]
+            os.environ["AWS_SECRET_ACCESS_KEY"] = FAKE_CREDENTIALS["aws_secret_access_key"]
             _credential_users += 1
     try:
         yield
