@@ -337,6 +337,13 @@ def describe_known(rootpath: Path | None) -> list[tuple[str, str, str]]:
     return rows
 
 
+def aliases(entry: StoreEntry) -> set[str]:
+    """The entry's name plus the built-in name whose provider it points at, if any."""
+    names = {entry.name}
+    names.update(name for name, path in SERVER_PROVIDERS.items() if path == entry.source)
+    return names
+
+
 def unique_ids(entries: list[StoreEntry]) -> list[StoreEntry]:
     """Give every entry a distinct test-id name (``memory``, ``memory-2``, ...)."""
     seen: dict[str, int] = {}

@@ -27,6 +27,7 @@ from dw_testing.catalogue import (
     DwChildTarget,
     EnteredStores,
     StoreEntry,
+    aliases,
     describe_known,
     read_pyproject_tool,
     resolve,
@@ -251,7 +252,9 @@ class DwSession:
         qualname = getattr(item, "originalname", item.name)
         cls = getattr(item, "cls", None)
         key = f"{module}::{cls.__qualname__ + '.' if cls else ''}{qualname}"
-        return [d for d in self.deviations if d.applies_to(store, key, item.nodeid)]
+        names = aliases(self._by_name[store]) if store in self._by_name else {store}
+        return [d for d in self.deviations
+                if any(d.applies_to(name, key, item.nodeid) for name in names)]
 
     # -- running and reporting -----------------------------------------------------------
 

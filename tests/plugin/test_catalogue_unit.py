@@ -10,6 +10,7 @@ import pytest
 from dw_testing.catalogue import (
     CatalogueError,
     EnteredStores,
+    aliases,
     known_names,
     resolve,
     unique_ids,
@@ -74,3 +75,9 @@ def test_a_bare_path_is_refused_with_the_uri_form() -> None:
 def test_duplicate_names_get_distinct_test_ids() -> None:
     entries = [resolve(v, session="s", rootpath=None) for v in ("memory", "memory://", "sqlite")]
     assert [e.name for e in unique_ids(entries)] == ["memory", "memory-2", "sqlite"]
+
+
+def test_a_server_provider_named_by_import_path_keeps_its_built_in_alias() -> None:
+    entry = resolve("dw_testing.servers.moto:moto_raw", session="s", rootpath=None)
+    assert aliases(entry) == {"moto_raw", "moto"}
+    assert aliases(resolve("memory", session="s", rootpath=None)) == {"memory"}
