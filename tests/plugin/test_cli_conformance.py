@@ -21,6 +21,7 @@ def _report(*outcomes: str) -> dict[str, object]:
     (("PASS", "UNKNOWN"), 0, EXIT_UNKNOWN),
     ((), 5, EXIT_FAIL),
     (("PASS",), 3, EXIT_FAIL),
+    (("PASS",), 1, EXIT_FAIL),
 ])
 def test_exit_codes_follow_the_worst_outcome(
     outcomes: tuple[str, ...], returncode: int, expected: int
