@@ -272,8 +272,10 @@ def test_errors_are_store_errors(store: S3Store) -> None:
 def test_fake_child_credentials_last_while_any_provider_needs_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from dw_testing.servers import moto
     from dw_testing.servers.moto import _child_credentials
 
+    monkeypatch.setattr(moto, "_credential_users", 0)  # as if no provider were open
     monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY", raising=False)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
@@ -287,8 +289,10 @@ def test_fake_child_credentials_last_while_any_provider_needs_them(
 
 
 def test_configured_credentials_are_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dw_testing.servers import moto
     from dw_testing.servers.moto import _child_credentials
 
+    monkeypatch.setattr(moto, "_credential_users", 0)  # as if no provider were open
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "users-own")
     with _child_credentials():
         assert os.environ["AWS_ACCESS_KEY_ID"] == "users-own"
