@@ -68,6 +68,13 @@ def engine_factory(clock: FakeClock, variant: EngineVariant | None) -> MakeEngin
     return make
 
 
+def engine_builder(variant: EngineVariant | None) -> Callable[..., Engine]:
+    """``build(store, clock, **kwargs)``: the engine under test, for the state machines."""
+    if variant is not None:
+        return variant.engine
+    return Engine
+
+
 def approval_workflow(*, timeout: int = 3600, sibling: dict[str, Any] | None = None,
                       name: str = "approval") -> Workflow:
     """build -> (approve: a wait | checks: a sibling step) -> ship / rollback (SPEC §4.1)."""
