@@ -85,6 +85,13 @@ def open_store(uri: str | None = None) -> ControlPlaneStore:
             )
         opener: Callable[[SplitResult], ControlPlaneStore] = load_object(opener_path)
         return opener(parsed)
+    scheme_without_slashes = target.split(":", 1)[0].lower()
+    if scheme_without_slashes in _SCHEMES and not target.startswith(f"{scheme_without_slashes}://"):
+        raise StoreUnavailable(
+            f"store URI {scheme_without_slashes}: needs '//' after the scheme, "
+            f"e.g. {scheme_without_slashes}:///abs/path",
+            op="open",
+        )
     if _IMPORT_PATH.match(target) and not target.startswith(("./", "/")):
         return _from_factory(load_object(target), target)
     if re.fullmatch(r"[A-Za-z][\w-]*", target):
