@@ -285,7 +285,14 @@ class FsStore:
         except OSError as exc:
             raise _mapped(exc, "delete", key) from None
         if self.fsync:
-            self._sync_dir(directory, "delete", key)
+            try:
+                _fsync_dir(directory)
+            except FileNotFoundError:
+                # A concurrent delete of a sibling pruned the now-empty directory: the
+                # record is gone with it, which is all this delete promised.
+                return
+            except OSError as exc:
+                raise _mapped(exc, "delete", key) from None
         self._prune(directory, key)
 
     def _prune(self, directory: str, key: str) -> None:

@@ -297,3 +297,27 @@ def test_get_of_a_key_under_a_record_is_none(store: FsStore) -> None:
     assert store.get("a/b") is None
     store.delete("a/b")
     assert store.list("a") == []
+
+
+def test_a_durable_delete_whose_directory_a_sibling_delete_pruned_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = FsStore(tmp_path / "dw", fsync=True)
+    store.put("waits/a", b"1")
+    store.put("waits/b", b"2")
+    real_fsync_dir = fs._fsync_dir
+    synced_dirs: list[str] = []
+
+    def sibling_deletes_first(path: str) -> None:
+        # Exactly the interleaving that a concurrent `delete("waits/b")` produces: our
+        # unlink landed, then the sibling's delete emptied and pruned the directory.
+        if not synced_dirs:
+            synced_dirs.append(path)
+            os.unlink(os.path.join(path, "b" + fs.RECORD_SUFFIX))
+            os.rmdir(path)
+        real_fsync_dir(path)
+
+    monkeypatch.setattr(fs, "_fsync_dir", sibling_deletes_first)
+    store.delete("waits/a")
+    assert synced_dirs, "the delete must fsync its directory in durable mode"
+    assert store.list("waits") == []
