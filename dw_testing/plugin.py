@@ -160,6 +160,7 @@ class DwSession:
         self.stores = EnteredStores()
         self._numbers = itertools.count(1)
         self.report = ReportBuilder()
+        self.stop_errors: list[str] = []
         if self.active:
             from dw_testing import profiles
 
@@ -290,9 +291,14 @@ class DwSession:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         leftovers = self.leftovers()
-        self.stores.close()
+        try:
+            self.stores.close()
+        except Exception as exc:  # a provider that fails to stop must not cost the report
+            self.stop_errors.append(f"a store provider failed to stop: {type(exc).__name__}")
         if self.is_worker:
-            session.config.workeroutput["dw_leftovers"] = leftovers  # type: ignore[attr-defined]
+            output = session.config.workeroutput  # type: ignore[attr-defined]
+            output["dw_leftovers"] = leftovers
+            output["dw_stop_errors"] = self.stop_errors
             return
         for store, count in leftovers.items():
             self.report.add_leftovers(store, count)
@@ -317,7 +323,7 @@ class DwSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         results = self.report.results
         leftovers = {k: v for k, v in self.report.leftovers.items() if v}
-        if not self.active or (not results and not leftovers):
+        if not self.active or (not results and not leftovers and not self.stop_errors):
             return
         line = terminalreporter.write_line
         terminalreporter.section("dw-testing capabilities")
@@ -329,6 +335,8 @@ class DwSession:
             what = "could not be checked" if count < 0 else f"left {count} dwc- key(s)"
             line(f"WARNING: store {store} {what} under dwc-{self.session_id}; its delete or "
                   "list may be broken, or a test wrote outside its prefix")
+        for problem in dict.fromkeys(self.stop_errors):
+            line(f"WARNING: {problem}")
         unknown = [r.nodeid for r in results if r.outcome == "UNKNOWN"]
         if unknown:
             hint = ("allowed by --dw-allow-unknown" if self.config.option.dw_allow_unknown
@@ -354,6 +362,7 @@ class _XdistHooks:
         output = getattr(node, "workeroutput", {}) or {}
         for store, count in (output.get("dw_leftovers") or {}).items():
             self.session.report.add_leftovers(store, count)
+        self.session.stop_errors.extend(output.get("dw_stop_errors") or [])
 
 
 def _outcome(report: pytest.TestReport, props: dict[str, object]) -> tuple[str | None, str]:

@@ -58,6 +58,16 @@ def counted_provider():
     return _counted()
 
 
+@contextlib.contextmanager
+def _breaks_on_exit():
+    yield StoreSpec(factory=lambda: MemoryStore(NAME + "-b"))
+    raise RuntimeError("the server would not stop")
+
+
+def stubborn_provider():
+    return _breaks_on_exit()
+
+
 spec_object = StoreSpec(factory=lambda: MemoryStore(NAME + "-s"))
 '''
 

@@ -197,3 +197,17 @@ def test_the_file_store_gives_a_child_process_the_same_prefix(
             assert dw_child_target.prefix.startswith("dwc-")
     """)
     pytester.runpytest("test_child.py", "--dw-store=file").assert_outcomes(passed=1)
+
+
+def test_a_provider_that_fails_to_stop_still_gets_its_report(
+    stores_module: pytest.Pytester,
+) -> None:
+    stores_module.makepyfile(test_one="""
+        def test_uses_store(dw_store):
+            dw_store.put("k", b"x")
+    """)
+    result = stores_module.runpytest("test_one.py", "--dw-store=dwstores:stubborn_provider",
+                                     "--dw-report=r.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["WARNING: a store provider failed to stop: RuntimeError"])
+    assert (stores_module.path / "r.json").is_file()
