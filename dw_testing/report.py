@@ -145,6 +145,11 @@ def markdown(report: Mapping[str, Any]) -> str:
     for name in capabilities:
         cells = [by_store.get(store, {}).get(name, {}).get("outcome", "-") for store in stores]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for store in stores:
+        counts = [f"{sum(1 for t in report['tests'] if t['store'] == store and t['outcome'] == o)}"
+                  f" {o}" for o in OUTCOME_ORDER]
+        lines.append(f"- {store}: " + ", ".join(c for c in counts if not c.startswith("0 ")))
     failing = [t for t in report["tests"] if t["outcome"] in ("FAIL", "UNKNOWN")]
     if failing:
         lines += ["", "## Failing tests", ""]

@@ -90,6 +90,7 @@ def test_the_report_matches_its_schema_and_folds_outcomes(pytester: pytest.Pytes
     assert report["capabilities"]["cross_handle"]["outcome"] == "FAIL"
     markdown = (pytester.path / "out" / "report.md").read_text()
     assert "| cross_handle | PASS | FAIL |" in markdown
+    assert "- file: 1 FAIL, 5 PASS, 1 XFAIL" in markdown
     assert "UNKNOWN `test_mixed.py::test_out_of_budget[memory]`" in markdown
 
 
