@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from hosts import Host
+from hosts import Bucket, Host
 
 from dw_testing.clock import FakeClock
 from dw_testing.servers import PROVIDERS
@@ -50,3 +50,9 @@ def host_a(tmp_path: Path, store_uri: str, clock: FakeClock) -> Host:
 @pytest.fixture
 def host_b(tmp_path: Path, store_uri: str, clock: FakeClock) -> Host:
     return Host.at(tmp_path / "host-b", store_uri, clock)
+
+
+@pytest.fixture
+def shared(store_uri: str, clock: FakeClock) -> Bucket:
+    """What the bucket holds, read by the test itself (not by either host)."""
+    return Bucket(store_uri, clock)

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from dw_testing.clock import FakeClock
+from reference_engine.stores.contract import close_store
+from reference_engine.stores.registry import open_store
 
 SUSPENDED = 3
 REFUSED = 1
@@ -35,6 +37,34 @@ jobs:
       - name: done
         log: "approved"
 """
+
+
+class Bucket:
+    """The test's own eyes on the shared bucket: reads in this process, no host involved."""
+
+    def __init__(self, store_uri: str, clock: FakeClock) -> None:
+        self.store_uri = store_uri
+        self.clock = clock
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        from reference_engine.engine import Engine
+
+        store = open_store(self.store_uri)
+        try:
+            return Engine(store, self.clock).show(run_id)
+        finally:
+            close_store(store)
+
+    def step(self, run_id: str) -> dict[str, Any]:
+        step: dict[str, Any] = self.run(run_id)["steps"]["approval"]
+        return step
+
+    def keys(self) -> list[str]:
+        store = open_store(self.store_uri)
+        try:
+            return store.list("")
+        finally:
+            close_store(store)
 
 
 @dataclass(frozen=True)

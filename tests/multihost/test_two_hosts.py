@@ -1,8 +1,9 @@
 """Two hosts, one bucket (SPEC §1, §7): ``dw`` processes in separate working directories,
 joined only by an ``s3://`` or ``gs://`` URI on a loopback emulator.
 
-Orderings across processes are whole CLI calls in sequence (SPEC §6.3); time is a shared
-FakeClock read through ``DW_CLOCK``, so deadlines are exact and nothing sleeps.
+Every host action is a ``python -m reference_engine`` process; the test checks what the
+bucket holds with its own reads. Orderings across processes are whole CLI calls in sequence
+(SPEC §6.3); time is a shared FakeClock read through ``DW_CLOCK``, so nothing sleeps.
 """
 
 from __future__ import annotations
@@ -10,108 +11,87 @@ from __future__ import annotations
 import json
 
 import pytest
-from hosts import REFUSED, Host
+from hosts import REFUSED, Bucket, Host
 
 from dw_testing.clock import FakeClock
 
 APPROVED = json.dumps({"approved": True})
 REJECTED = json.dumps({"approved": False})
 # FakeClock's epoch is 2026-01-01T00:00:00Z and the workflow's wait lasts an hour.
-DEADLINE = "2026-01-01T01:00:00Z"
+DEADLINE_MINUTE = "2026-01-01T01:00"
 
 
-def _step(shown: dict[str, object]) -> dict[str, object]:
-    steps = shown["steps"]
-    assert isinstance(steps, dict)
-    step = steps["approval"]
-    assert isinstance(step, dict)
-    return step
-
-
-def _assert_bucket_left_empty(host: Host) -> None:
-    listed = host.dw("store", "ls")
-    assert listed["keys"] == [], f"records left in the bucket after delete: {listed['keys']}"
+def _delete_leaves_nothing(host: Host, shared: Bucket, run_id: str) -> None:
+    host.dw("delete", run_id)
+    assert shared.keys() == [], f"records left under the prefix after delete: {shared.keys()}"
 
 
 def test_a_run_suspended_on_one_host_resumes_after_a_signal_from_another(
-    host_a: Host, host_b: Host, clock: FakeClock,
+    host_a: Host, host_b: Host, shared: Bucket, clock: FakeClock,
 ) -> None:
     wait_id = host_a.start_suspended_run("two-hosts")
 
     [listed] = host_b.dw("waits")["waits"]
     assert (listed["waitId"], listed["runId"]) == (wait_id, "two-hosts")
-    assert listed["deadline"].startswith(DEADLINE[:16]), listed
+    assert listed["deadline"].startswith(DEADLINE_MINUTE), listed
 
-    clock.advance(30 * 60)  # half the wait's hour: still open on both hosts
+    clock.advance(30 * 60)  # half the wait's hour: still open for both hosts
     signalled = host_b.dw("signal", wait_id, "--payload", APPROVED, "--submitted-by", "host-b")
     assert signalled["runId"] == "two-hosts" and signalled["awaitingResume"] is True
 
     finished = host_a.dw("resume", "two-hosts")
     assert finished["status"] == "succeeded", finished
-    step = _step(host_b.dw("show", "two-hosts"))
+    step = shared.step("two-hosts")
     assert step["status"] == "succeeded"
-    assert step["output"] == {
-        "type": "wait_for_signal",
-        "payload": {"approved": True},
-        "signal": {**step["output"]["signal"],  # type: ignore[index]
-                   "id": signalled["receipt"]["id"], "submittedBy": "host-b"},
-    }
+    assert step["output"]["payload"] == {"approved": True}
+    assert step["output"]["signal"]["id"] == signalled["receipt"]["id"]
+    assert step["output"]["signal"]["submittedBy"] == "host-b"
 
-    host_b.dw("delete", "two-hosts")
-    _assert_bucket_left_empty(host_a)
+    _delete_leaves_nothing(host_b, shared, "two-hosts")
 
 
 def test_a_signal_that_won_before_a_cancel_keeps_its_receipt(
-    host_a: Host, host_b: Host,
+    host_a: Host, host_b: Host, shared: Bucket,
 ) -> None:
     wait_id = host_a.start_suspended_run("signal-first")
-    won = host_b.dw("signal", wait_id, "--payload", APPROVED, "--submitted-by", "host-b")
+    won = host_b.dw("signal", wait_id, "--payload", APPROVED)
 
-    cancelled = host_a.dw("cancel", "signal-first")
-    assert cancelled["status"] == "cancelled"
-    # The cancel lost the wait: the run's step holds the signal's outcome, not a second one.
-    step = _step(host_b.dw("show", "signal-first"))
+    assert host_a.dw("cancel", "signal-first")["status"] == "cancelled"
+    # The cancel lost the wait: the step holds the signal's outcome, and no second one.
+    step = shared.step("signal-first")
     assert (step["status"], step["error"]) == ("failed", "cancelled")
-    output = step["output"]
-    assert isinstance(output, dict)
-    assert output["payload"] == {"approved": True}
-    assert output["signal"]["id"] == won["receipt"]["id"]
-
+    assert step["output"]["payload"] == {"approved": True}
+    assert step["output"]["signal"]["id"] == won["receipt"]["id"]
     late = host_b.dw("signal", wait_id, "--payload", REJECTED, exit_code=REFUSED)
     assert late["error"]["refusal"] == "closed", late
-    assert host_a.dw("waits")["waits"] == []
 
-    host_b.dw("delete", "signal-first")
-    _assert_bucket_left_empty(host_a)
+    _delete_leaves_nothing(host_b, shared, "signal-first")
 
 
 def test_a_signal_after_a_cancel_is_refused_from_the_cancelled_outcome(
-    host_a: Host, host_b: Host,
+    host_a: Host, host_b: Host, shared: Bucket,
 ) -> None:
     wait_id = host_a.start_suspended_run("cancel-first")
 
-    cancelled = host_a.dw("cancel", "cancel-first")
-    assert cancelled["status"] == "cancelled"
+    assert host_a.dw("cancel", "cancel-first")["status"] == "cancelled"
     lost = host_b.dw("signal", wait_id, "--payload", APPROVED, exit_code=REFUSED)
     assert lost["error"]["refusal"] == "closed", lost
     assert lost["error"]["details"] == {"waitId": wait_id}
     assert "cancelled" in lost["error"]["message"]
-
-    step = _step(host_b.dw("show", "cancel-first"))
+    step = shared.step("cancel-first")
     assert (step["status"], step["error"], step["output"]) == ("failed", "cancelled", None)
-    again = host_b.dw("resume", "cancel-first", exit_code=REFUSED)
-    assert again["error"]["refusal"] == "not_suspended", again
 
-    host_a.dw("delete", "cancel-first")
-    _assert_bucket_left_empty(host_b)
+    _delete_leaves_nothing(host_b, shared, "cancel-first")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("first", ["signal", "timeout"])
 def test_a_cancel_after_the_deadline_keeps_the_outcome_that_settled_first(
-    host_a: Host, host_b: Host, clock: FakeClock, first: str,
+    host_a: Host, host_b: Host, shared: Bucket, clock: FakeClock, first: str,
 ) -> None:
-    """Either the signal settles inside the hour, or the hour passes; the cancel comes last."""
-    wait_id = host_a.start_suspended_run(f"late-{first}")
+    """Either a signal settles inside the hour, or the hour passes; the cancel comes last."""
+    run_id = f"late-{first}"
+    wait_id = host_a.start_suspended_run(run_id)
     if first == "signal":
         host_b.dw("signal", wait_id, "--payload", APPROVED)
     clock.advance(60 * 60 + 1)
@@ -119,14 +99,13 @@ def test_a_cancel_after_the_deadline_keeps_the_outcome_that_settled_first(
         expired = host_b.dw("signal", wait_id, "--payload", APPROVED, exit_code=REFUSED)
         assert expired["error"]["refusal"] == "expired", expired
 
-    host_a.dw("cancel", f"late-{first}")
-    step = _step(host_b.dw("show", f"late-{first}"))
-    assert step["status"] == "failed"
+    host_a.dw("cancel", run_id)
+    step = shared.step(run_id)
     if first == "signal":
-        assert step["error"] == "cancelled" and step["output"]["payload"] == {  # type: ignore[index]
-            "approved": True}
+        assert (step["error"], step["output"]["payload"]) == ("cancelled", {"approved": True})
     else:
-        assert step["error"] in ("wait_timeout", "cancelled") and step["output"] is None
+        # SPEC §3 leaves the error of a timed-out wait in a cancelled run open; the engine
+        # reports the run's end (cancelled). Either way no answer was applied.
+        assert step["error"] in ("wait_timeout", "cancelled") and step["output"] is None, step
 
-    host_b.dw("delete", f"late-{first}")
-    _assert_bucket_left_empty(host_a)
+    _delete_leaves_nothing(host_b, shared, run_id)

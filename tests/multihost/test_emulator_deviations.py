@@ -1,0 +1,57 @@
+"""Emulator bugs our stores avoid, demonstrated on the emulator itself (SPEC §7).
+
+Our S3 store never copies objects, so no conformance test can meet moto's ``copy_object``
+bug; this test shows it on the raw ``moto`` provider, under the registered known deviation
+(``xfail(strict=True)`` while the pinned moto is installed, so a fixed moto shows up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from dw_testing.deviations import KNOWN_DEVIATIONS, matching
+from dw_testing.servers import moto_raw
+from dw_testing.spec import StoreSpec
+
+TEST_KEY = ("test_emulator_deviations::"
+            "test_a_conditional_copy_onto_an_existing_key_is_refused")
+
+
+def _known_deviation_of(store: str, test_key: str) -> list[pytest.MarkDecorator]:
+    return [pytest.mark.xfail(strict=not d.intermittent, reason=d.xfail_reason())
+            for d in matching(KNOWN_DEVIATIONS, store, test_key, test_key)]
+
+
+@pytest.fixture(scope="module")
+def raw_moto() -> Iterator[StoreSpec]:
+    with moto_raw() as spec:
+        yield spec
+
+
+@pytest.mark.parametrize("store", [pytest.param("moto", marks=_known_deviation_of("moto",
+                                                                                  TEST_KEY))])
+def test_a_conditional_copy_onto_an_existing_key_is_refused(
+    raw_moto: StoreSpec, store: str,
+) -> None:
+    """S3 answers ``CopyObject`` with ``If-None-Match: *`` onto an existing key with 412."""
+    handle = raw_moto.factory()
+    client, bucket = handle._client, handle.bucket
+    try:
+        client.put_object(Bucket=bucket, Key="copy-demo/existing", Body=b"first")
+        client.put_object(Bucket=bucket, Key="copy-demo/source", Body=b"second")
+        refused = False
+        try:
+            client.copy_object(Bucket=bucket, Key="copy-demo/existing", IfNoneMatch="*",
+                               CopySource={"Bucket": bucket, "Key": "copy-demo/source"})
+        except client.exceptions.ClientError as exc:
+            refused = exc.response["ResponseMetadata"]["HTTPStatusCode"] == 412
+        body = client.get_object(Bucket=bucket, Key="copy-demo/existing")["Body"].read()
+        assert (refused, body) == (True, b"first"), (
+            f"{store}: a conditional copy onto an existing key "
+            f"{'was refused' if refused else 'succeeded'} and left {body!r}")
+    finally:
+        for key in ("copy-demo/existing", "copy-demo/source"):
+            client.delete_object(Bucket=bucket, Key=key)
+        handle.close()
