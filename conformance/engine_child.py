@@ -1,13 +1,20 @@
-"""A store factory for ``dw ... --store conformance.engine_child:store_from_env``.
+"""What the engine-level tests run in other processes; kept free of pytest so it starts fast.
 
-A CLI process started by an engine-level test must open the same corner of the store as
-the test, ``PrefixedStore(open_store(uri), prefix)``; store URIs carry no key prefix, so
-the two halves travel in the environment. Kept free of pytest so the child starts fast.
+- ``store_from_env``: a store factory for ``dw ... --store conformance.engine_child:
+  store_from_env``. A CLI process must open the same corner of the store as the test,
+  ``PrefixedStore(open_store(uri), prefix)``; store URIs carry no key prefix, so the two
+  halves travel in the environment.
+- ``python -m conformance.engine_child``: a signalling racer. It reads one JSON line
+  ``{uri, prefix, now, submitter}``, opens its handle and engine, prints ``ready``, then
+  signals each wait id it is sent (one per line) and answers one JSON line per wait. The
+  parent sends each wait id to every racer at once, so the racers meet at every wait.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from typing import Any
 
 from dw_testing.prefixed import PrefixedStore
@@ -40,20 +47,27 @@ class FixedClock:
         return self._now
 
 
-def signal_each(store: Any, wait_ids: list[str], payload: str, now: float,
-                submitter: str) -> list[list[str]]:
-    """Signal every wait in order (a racer of ``run_in_children``); per wait
-    ``["won", receipt id]`` or ``["refused", refusal kind]``."""
+def serve_signals(lines: Any = None, out: Any = None) -> None:
+    """The racer's loop (see the module docstring)."""
     from reference_engine.engine import Engine
     from reference_engine.refusals import Refusal
 
-    engine = Engine(store, FixedClock(now), claim_patience=False)
-    answers: list[list[str]] = []
-    for wait_id in wait_ids:
+    lines = sys.stdin if lines is None else lines
+    out = sys.stdout if out is None else out
+    header = json.loads(lines.readline())
+    store = PrefixedStore(open_store(header["uri"]), header["prefix"])
+    engine = Engine(store, FixedClock(float(header["now"])), claim_patience=False)
+    print("ready", file=out, flush=True)
+    for line in lines:
+        wait_id = line.strip()
         try:
-            delivery = engine.signal(wait_id, payload, submitted_by=submitter)
+            delivery = engine.signal(wait_id, header["payload"], submitted_by=header["submitter"])
         except Refusal as refusal:
-            answers.append(["refused", refusal.kind])
+            answer = ["refused", refusal.kind]
         else:
-            answers.append(["won", delivery.receipt.id])
-    return answers
+            answer = ["won", delivery.receipt.id]
+        print(json.dumps(answer), file=out, flush=True)
+
+
+if __name__ == "__main__":
+    serve_signals()

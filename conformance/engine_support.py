@@ -14,6 +14,9 @@ costs no wall time.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,6 +24,7 @@ import pytest
 
 from dw_testing.clock import FakeClock
 from dw_testing.engine_variants import EngineVariant, selected_variant
+from dw_testing.gates import Gate, GateTimeout, Spawned
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
@@ -36,6 +40,8 @@ LEASE_TTL_MS = 30_000
 OUTCOMES = f"{keys.outcomes_root()}/*"
 WAITS = f"{keys.waits_root()}/*"
 REVISIONS = f"{keys.runs_root()}/*/rev/*"
+REACH_POLL_SECONDS = 0.05
+CHILD_EXIT_SECONDS = 30.0
 
 MakeEngine = Callable[..., Engine]
 
@@ -73,6 +79,78 @@ def engine_builder(variant: EngineVariant | None) -> Callable[..., Engine]:
     if variant is not None:
         return variant.engine
     return Engine
+
+
+def reach(gate: Gate, spawned: Spawned[Any], *, timeout: float = 30.0) -> None:
+    """Wait until ``spawned`` parks at ``gate``; fail at once if it ends without parking.
+
+    On a broken store the gated call may be refused before it ever reaches the gate;
+    waiting out the gate's whole timeout would only make the failure slow.
+    """
+    waited = 0.0
+    while not gate.reached:
+        if spawned.done:
+            spawned.result()  # re-raises what the call raised
+            raise AssertionError(f"{spawned.name} finished without reaching {gate!r}")
+        try:
+            gate.wait_reached(timeout=REACH_POLL_SECONDS)
+        except GateTimeout:
+            waited += REACH_POLL_SECONDS
+            if waited >= timeout:
+                raise
+
+
+def race_signals_in_processes(target: Any, wait_ids: list[str], *, racers: int, now: float,
+                              payload: str) -> list[list[list[str]]]:
+    """Per racer process, per wait: ``["won", receipt]`` or ``["refused", kind]``.
+
+    Each racer (``python -m conformance.engine_child``) opens its own handle on
+    ``target`` (uri and prefix). Every wait id is sent to all racers at once, and the next
+    only after all of them answered, so the racers meet at every wait.
+    """
+    children = [subprocess.Popen([sys.executable, "-m", "conformance.engine_child"],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for _ in range(racers)]
+    try:
+        for index, child in enumerate(children):
+            header = {"uri": target.uri, "prefix": target.prefix, "now": now,
+                      "payload": payload, "submitter": f"process-{index}"}
+            _send(child, json.dumps(header))
+        for child in children:
+            _expect(child, "ready")
+        answers: list[list[list[str]]] = [[] for _ in children]
+        for wait_id in wait_ids:
+            for child in children:
+                _send(child, wait_id)
+            for index, child in enumerate(children):
+                answers[index].append(json.loads(_expect(child, None)))
+        return answers
+    finally:
+        for child in children:
+            if child.stdin is not None:
+                child.stdin.close()
+        for child in children:
+            try:
+                child.wait(timeout=CHILD_EXIT_SECONDS)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+def _send(child: subprocess.Popen[str], line: str) -> None:
+    assert child.stdin is not None
+    child.stdin.write(line + "\n")
+    child.stdin.flush()
+
+
+def _expect(child: subprocess.Popen[str], wanted: str | None) -> str:
+    assert child.stdout is not None
+    line = child.stdout.readline().strip()
+    if not line or (wanted is not None and line != wanted):
+        child.kill()
+        _, err = child.communicate()
+        raise AssertionError(f"a racer process answered {line!r}; its stderr:\n{err[-2000:]}")
+    return line
 
 
 def approval_workflow(*, timeout: int = 3600, sibling: dict[str, Any] | None = None,

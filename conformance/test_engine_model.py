@@ -8,6 +8,7 @@ owner's save, a crash) that breaks a promise.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -23,8 +24,27 @@ pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent", "c
 
 # A step of this machine runs whole engine operations (tens of store calls), so it takes
 # fewer examples than the store machine; steps per example follow the profile itself.
-# docs/profiles.md has the resulting step counts and the measured steps per second.
+# Under quick and ci, a store whose round trip is slower than FAST_ROUND_TRIP runs
+# proportionally fewer programs (at least MIN_EXAMPLES), so an emulated or remote store
+# costs seconds, not minutes; thorough never scales down. docs/profiles.md has the counts
+# and the measured steps per second.
 EXAMPLES = {"quick": 5, "ci": 15, "thorough": 300}
+FAST_ROUND_TRIP = 0.001
+MIN_EXAMPLES = 3
+PROBES = 10
+
+
+def _examples(profile: str, handle: Any) -> int:
+    wanted = EXAMPLES.get(profile, EXAMPLES["ci"])
+    if profile == "thorough":
+        return wanted
+    started = time.perf_counter()
+    for _ in range(PROBES):
+        handle.get("probe/round-trip")
+    round_trip = (time.perf_counter() - started) / PROBES
+    if round_trip <= FAST_ROUND_TRIP:
+        return wanted
+    return max(MIN_EXAMPLES, int(wanted * FAST_ROUND_TRIP / round_trip))
 
 
 def test_the_wait_lifecycle_keeps_its_promises_after_every_step(
@@ -32,5 +52,8 @@ def test_the_wait_lifecycle_keeps_its_promises_after_every_step(
 ) -> None:
     machine = wait_machine(dw_open_handle, engine_builder(engine_variant))
     factory = cast(type[RuleBasedStateMachine], seeded(machine))
-    examples = EXAMPLES.get(active_profile(), EXAMPLES["ci"])
-    run_state_machine_as_test(factory, settings=active_settings(max_examples=examples))
+    examples = _examples(active_profile(), dw_open_handle())
+    try:
+        run_state_machine_as_test(factory, settings=active_settings(max_examples=examples))
+    finally:
+        machine.close_handles()  # type: ignore[attr-defined]

@@ -29,6 +29,7 @@ from conformance.engine_support import (  # noqa: F401  (fixtures)
     engine_variant_fixture,
     make_engine_fixture,
     outcome_kind,
+    race_signals_in_processes,
     receipt_in_run,
     wait_records,
 )
@@ -36,7 +37,6 @@ from conformance.racing import run_together
 from dw_testing.catalogue import DwChildTarget
 from dw_testing.clock import FakeClock
 from dw_testing.gates import GatedStore
-from dw_testing.procs import run_in_children
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal
@@ -131,9 +131,8 @@ def test_signals_racing_from_processes_have_one_winner_per_wait(
 ) -> None:
     engine = make_engine(dw_store)
     run_id, wait_ids = _suspended_many(engine)
-    answers = run_in_children(
-        dw_child_target, "conformance.engine_child:signal_each",
-        [[wait_ids, YES, dw_clock.now(), f"process-{i}"] for i in range(PROCESSES)])
+    answers = race_signals_in_processes(dw_child_target, wait_ids, racers=PROCESSES,
+                                        now=dw_clock.now(), payload=YES)
     _check_races(engine, dw_store, run_id, wait_ids, answers)
 
 

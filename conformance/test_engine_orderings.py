@@ -33,6 +33,7 @@ from conformance.engine_support import (  # noqa: F401  (fixtures)
     engine_variant_fixture,
     make_engine_fixture,
     outcome_kind,
+    reach,
     receipt_in_run,
     wait_records,
 )
@@ -108,7 +109,7 @@ def test_a_signal_created_before_the_deadline_beats_a_later_look(
     gated = GatedStore(dw_open_handle())
     gate = gated.pause("put_if_absent", point="after_commit", key=OUTCOMES)
     signal = gated.spawn(lambda: make_engine(gated).signal(wait_id, YES), name="signal")
-    gate.wait_reached()
+    reach(gate, signal)
     dw_clock.advance(120)  # the deadline passes while the signal's answer is in flight
     assert [w.wait_id for w in engine.open_waits() if w.expired] == []
     gate.release()
@@ -128,7 +129,7 @@ def test_a_timeout_settled_first_refuses_a_parked_signal(
     gated = GatedStore(dw_open_handle())
     gate = gated.pause("put_if_absent", point="before", key=OUTCOMES)
     signal = gated.spawn(lambda: make_engine(gated).signal(wait_id, YES), name="signal")
-    gate.wait_reached()  # the signal checked the wait open and is about to create
+    reach(gate, signal)  # the signal checked the wait open and is about to create
     dw_clock.advance(120)
     [overdue] = engine.open_waits()
     assert overdue.expired and overdue.wait_id == wait_id
@@ -223,7 +224,7 @@ def test_a_signal_from_another_handle_is_seen_and_applied(
     other = GatedStore(dw_open_handle())
     gate = other.pause("put_if_absent", point="before", key=OUTCOMES)
     signal = other.spawn(lambda: make_engine(other).signal(wait_id, YES), name="signal")
-    gate.wait_reached()
+    reach(gate, signal)
     assert [w.wait_id for w in owner.open_waits()] == [wait_id]  # still open here
     assert _refused(lambda: owner.resume(view.run_id)) == "open_wait"
     gate.release()
@@ -322,7 +323,7 @@ def test_competing_schedulers_and_a_manual_resume_apply_the_answer_once(
     first = GatedStore(dw_open_handle())
     gate = first.pause("put_if_absent", point="before", key=REVISIONS)
     serving = first.spawn(lambda: make_engine(first).serve_once(), name="scheduler-1")
-    gate.wait_reached()  # scheduler 1 holds the claim and is about to consume
+    reach(gate, serving)  # scheduler 1 holds the claim and is about to consume
     assert make_engine(dw_open_handle()).serve_once() == []  # busy: skipped
     manual = make_engine(dw_open_handle(), claim_patience=False)
     assert _refused(lambda: manual.resume(run_id)) == "busy"
@@ -342,7 +343,7 @@ def test_a_resume_paused_past_its_lease_is_fenced_off_by_the_next_holder(
     stalled = GatedStore(dw_open_handle())
     gate = stalled.pause("put_if_absent", point="before", key=REVISIONS)
     first = stalled.spawn(lambda: make_engine(stalled).resume(run_id), name="stalled-resume")
-    gate.wait_reached()
+    reach(gate, first)
     takeover = make_engine(dw_open_handle())  # patient: ages the lease on the fake clock
     assert takeover.resume(run_id).status == "succeeded"
     revisions = revision_numbers(dw_store, run_id)

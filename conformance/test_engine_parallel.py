@@ -3,13 +3,16 @@ on threads, each on its own handle of the store under test, recorded call by cal
 
 Afterwards every run is driven to its end, and three things are checked:
 
-- the recorded store history is linearizable, per key (the history checker);
+- the recorded store history is linearizable, per key (the history checker), reading a
+  create's ``False`` as "may have landed": the engine never trusts that answer, and SPEC
+  §2.1 clause 7 lets a store give it to the real winner, so this suite must tolerate it;
 - each wait was decided exactly once, and its run applied at most one answer;
 - every signal that was told it won is the answer its run holds (no acceptance lost).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
 from collections.abc import Callable
@@ -30,7 +33,13 @@ from conformance.engine_support import (  # noqa: F401  (fixtures)
 )
 from conformance.racing import run_together
 from dw_testing.clock import FakeClock
-from dw_testing.history import Budget, HistoryLog, HistoryRecorder, assert_linearizable
+from dw_testing.history import (
+    Budget,
+    HistoryLog,
+    HistoryRecorder,
+    Operation,
+    assert_linearizable,
+)
 from dw_testing.profiles import rng
 from reference_engine.engine import Engine
 from reference_engine.refusals import Refusal
@@ -112,6 +121,13 @@ def _check_run(shown: dict[str, Any], told: list[str]) -> None:
         assert applied == [], f"run {run_id}: a failed wait journaled an applied answer"
 
 
+def _false_as_unknown(history: list[Operation]) -> list[Operation]:
+    """Each create answered ``False`` becomes indeterminate: it may or may not have landed."""
+    return [dataclasses.replace(op, result=None, ret=None, error="answered False")
+            if op.op == "put_if_absent" and op.result is False and not op.indeterminate
+            else op for op in history]
+
+
 def _plans(random_: random.Random, run_ids: list[str]) -> list[list[tuple[str, str, str]]]:
     return [[(random_.choice(OPS), random_.choice(run_ids), random_.choice((YES, NO)))
              for _ in range(OPS_PER_THREAD)] for _ in range(THREADS)]
@@ -147,4 +163,4 @@ def test_concurrent_signals_timeouts_cancels_and_resumes_decide_each_wait_once(
             except AssertionError as failure:
                 failure.add_note(f"round {round_no}, plans {plans}")
                 raise
-    assert_linearizable(log.operations(), budget=BUDGET)
+    assert_linearizable(_false_as_unknown(log.operations()), budget=BUDGET)

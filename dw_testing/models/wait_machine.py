@@ -63,6 +63,7 @@ CRASHABLE = ("open", "signal", "answer", "look", "cancel", "resume")
 CRASH_POINTS = ("before", "after_commit")
 WRITES = {"revision": f"{keys.runs_root()}/*/rev/*", "outcome": f"{keys.outcomes_root()}/*",
           "registration": f"{keys.waits_root()}/*", "claim": f"{keys.claims_prefix('*')}/*"}
+REREAD = (f"{keys.waits_root()}/", f"{keys.outcomes_root()}/")
 AMBIGUOUS_FAULTS = ("false-to-winner", "drop-response-after-commit", "conflict-409-once")
 WAIT_TIMEOUT = 600
 MAX_RUNS = 4
@@ -229,10 +230,30 @@ class WaitFacts:
     applied_max: int = 0
 
 
+@dataclass
+class _Snapshot:
+    """What the invariants read after one step, read once for all of them."""
+
+    outcomes: dict[str, bytes | None]
+    newest: dict[str, Any]
+
+
 def wait_machine(open_handle: Callable[[], Any], build: BuildEngine, *,
                  lease_ttl_ms: int = 30_000) -> type[RuleBasedStateMachine]:
-    """A machine class; each run opens fresh handles from ``open_handle`` (the test's
-    prefix) and builds engines with ``build(store, clock, **kwargs)``."""
+    """A machine class over two handles from ``open_handle`` (the test's prefix), opened
+    once and shared by every program; engines come from ``build(store, clock, **kwargs)``.
+
+    The first handle serves the machine's own reads and most operations; parked owners,
+    crashing actors (each behind its own ``FaultyStore``, the "process" that dies) and
+    ambiguous signals use the second, so every outcome crosses handles. Close them with
+    ``WaitMachine.close_handles()``.
+    """
+    opened: list[Any] = []
+
+    def handles() -> tuple[Any, Any]:
+        if not opened:
+            opened.extend([open_handle(), open_handle()])
+        return opened[0], opened[1]
 
     class WaitMachine(RuleBasedStateMachine):
         runs = Bundle("runs")
@@ -240,18 +261,27 @@ def wait_machine(open_handle: Callable[[], Any], build: BuildEngine, *,
         def __init__(self) -> None:
             super().__init__()
             self.clock = FakeClock()
-            self.store = open_handle()
-            self.handles = [self.store]
-            for key in self.store.list(""):  # runs share the prefix: start empty
+            self.store, self.other = handles()
+            for key in self.store.list(""):  # programs share the prefix: start empty
                 self.store.delete(key)
             self.facts: dict[str, WaitFacts] = {}
             self.owners: dict[str, ParkedOwner] = {}
+            self._snapshot: _Snapshot | None = None
+            self._scanned: set[str] = set()
+
+        @staticmethod
+        def close_handles() -> None:
+            for handle in opened:
+                close_store(handle)
+            opened.clear()
 
         def teardown(self) -> None:
             for owner in self.owners.values():
                 owner.stop()
-            for handle in self.handles:
-                close_store(handle)
+
+        def check_invariants(self, settings: Any, output: Any, runtimes: Any) -> None:
+            self._snapshot = None  # a step happened: read the store again, once
+            super().check_invariants(settings, output, runtimes)
 
         # -- helpers ---------------------------------------------------------------------
 
@@ -323,9 +353,7 @@ def wait_machine(open_handle: Callable[[], Any], build: BuildEngine, *,
         def open_wait(self, parked: bool) -> str:
             run_id = self._new_run_id()
             if parked:
-                handle = open_handle()
-                self.handles.append(handle)
-                self.owners[run_id] = ParkedOwner(build, self.clock, handle, run_id)
+                self.owners[run_id] = ParkedOwner(build, self.clock, self.other, run_id)
             else:
                 self._do(self._engine(), "open", run_id)
             return run_id
@@ -380,9 +408,7 @@ def wait_machine(open_handle: Callable[[], Any], build: BuildEngine, *,
                 owner.crash()
 
         def _faulty(self) -> FaultyStore:
-            handle = open_handle()
-            self.handles.append(handle)
-            return FaultyStore(handle)
+            return FaultyStore(self.other)
 
         def _crash_run(self, faulty: FaultyStore, op: str, run: str) -> None:
             told = len(self.facts[run].told_won)
@@ -425,18 +451,26 @@ def wait_machine(open_handle: Callable[[], Any], build: BuildEngine, *,
 
         # -- invariants (SPEC §6.5) ------------------------------------------------------
 
+        def _snap(self) -> _Snapshot:
+            if self._snapshot is None:
+                outcomes: dict[str, bytes | None] = {}
+                newest: dict[str, Any] = {}
+                for run_id in self.facts:
+                    wait_id = self._wait_id(run_id)
+                    outcomes[run_id] = (None if wait_id is None
+                                        else self.store.get(keys.outcome_key(wait_id)))
+                    decoded = newest_revision(self.store, run_id).decoded
+                    newest[run_id] = decoded.record if isinstance(decoded, Found) else None
+                self._snapshot = _Snapshot(outcomes, newest)
+            return self._snapshot
+
         def _outcome(self, run_id: str) -> bytes | None:
-            wait_id = self._wait_id(run_id)
-            if wait_id is None:
-                return None
-            found: bytes | None = self.store.get(keys.outcome_key(wait_id))
-            return found
+            return self._snap().outcomes.get(run_id)
 
         def _newest_step(self, run_id: str) -> tuple[Any, Any]:
-            newest = newest_revision(self.store, run_id)
-            if not isinstance(newest.decoded, Found):
+            record = self._snap().newest.get(run_id)
+            if record is None:
                 return None, None
-            record = newest.decoded.record
             return record, record.steps.get("approval")
 
         @invariant()
@@ -504,6 +538,14 @@ def wait_machine(open_handle: Callable[[], Any], build: BuildEngine, *,
         def a_bad_payload_is_never_stored(self) -> None:
             mark = BAD_MARK.encode()
             for key in self.store.list(""):
+                # Revisions and leases are read once: a revision is never rewritten and a
+                # lease carries no payload. Registrations and outcomes are read each step.
+                if key in self._scanned:
+                    continue
+                if key.startswith(REREAD):
+                    pass
+                elif keys.parse_revision_key(key) or keys.parse_claim_key(key):
+                    self._scanned.add(key)
                 assert mark not in (self.store.get(key) or b""), (
                     f"{key} holds a payload that was refused")
 
