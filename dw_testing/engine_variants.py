@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from dw_testing.mutants.registry import MutantInfo
@@ -250,6 +252,64 @@ ENGINE_VARIANTS: dict[str, MutantInfo] = {
 }
 
 
+# Store mutants (SPEC §6.6) that no engine-level test can kill, and why: the engine never
+# relies on the promise the mutant breaks. Every other store mutant must fail ``-m
+# dw_engine`` (tests/engine_conformance checks both directions).
+ENGINE_UNKILLABLE_STORE_MUTANTS: Mapping[str, str] = {
+    "false_to_winner": "by design: the engine decides every race by reading the record "
+    "back, so it must tolerate a False told to the winner (SPEC §2.1 clause 7); only the "
+    "store-level suite fails it",
+    "create_overwrites_put_record": "the engine never creates a key that a plain put "
+    "wrote: its only puts are a claim holder's beats and release of a lease it created",
+    "same_value_wins_again": "a second create with the very same bytes changes nothing "
+    "stored, and the engine ignores the True it gets: receipts and lease holders are "
+    "fresh UUIDs, and equal timed-out outcomes are one outcome",
+    "false_during_concurrent_delete": "the engine deletes a wait record only once its run "
+    "has ended, and then a racing create must answer closed whatever it is told",
+    "torn_put": "the mutant tears only values over 64 KiB, and the engine's only plain "
+    "puts are claim leases of a few hundred bytes",
+    "empty_value_as_none": "the engine never writes an empty record",
+    "name_prefix_list": "the engine parses every listed key and keeps only the run it "
+    "asked for, so a sibling whose name merely starts the same is dropped",
+    "unsorted_list": "the engine sorts revision numbers and claim generations itself",
+    "accepts_traversal_keys": "the engine refuses unusable run ids before any I/O and "
+    "builds every other key from UUIDs and zero-padded numbers, so it never asks for a "
+    "traversal key",
+}
+
+ENGINE_LEVEL_MARK = "dw_engine"
+
+
+def engine_suite_command(workdir: Path, stores: Sequence[str], *, profile: str = "quick",
+                         extra: Sequence[str] = ()) -> list[str]:
+    """``pytest -m dw_engine`` on ``stores`` in a clean directory, writing report.json.
+
+    Select a variant by running it with ``DW_ENGINE_VARIANT`` set in its environment.
+    """
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=",
+            "--rootdir", str(workdir), "--dw-suite-only", "-m", ENGINE_LEVEL_MARK,
+            f"--dw-profile={profile}", "--dw-allow-unknown", "-q", "--tb=line",
+            "--no-header", "--dw-report", str(workdir / "report.json"),
+            *(f"--dw-store={store}" for store in stores), *extra]
+
+
+def variant_environment(variant: str | None) -> dict[str, str]:
+    """The environment for a suite run of ``variant`` (``None``: the reference engine)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", ENV_VAR))}
+    if variant is not None:
+        env[ENV_VAR] = variant
+    return env
+
+
+def failures_by_store(report: Mapping[str, Any]) -> dict[str, list[str]]:
+    """``{store: [failed node ids]}`` from a ``--dw-report`` JSON (every store listed)."""
+    failed: dict[str, list[str]] = {str(store): [] for store in report.get("stores", [])}
+    for test in report.get("tests", []):
+        if test.get("outcome") == "FAIL":
+            failed.setdefault(str(test["store"]), []).append(str(test["nodeid"]))
+    return failed
+
+
 def variant_named(name: str) -> EngineVariant:
     """A variant by its name or by ``package.module:attr``; a clear error otherwise."""
     if name in VARIANTS:
@@ -273,11 +333,15 @@ def selected_variant(environ: Mapping[str, str] | None = None) -> EngineVariant 
 MakeEngine = Callable[..., engine_module.Engine]
 
 __all__ = [
+    "ENGINE_UNKILLABLE_STORE_MUTANTS",
     "ENGINE_VARIANTS",
     "ENV_VAR",
     "VARIANTS",
     "EngineVariant",
     "MakeEngine",
+    "engine_suite_command",
+    "failures_by_store",
     "selected_variant",
+    "variant_environment",
     "variant_named",
 ]
