@@ -310,6 +310,67 @@ def failures_by_store(report: Mapping[str, Any]) -> dict[str, list[str]]:
     return failed
 
 
+def run_engine_kill_matrix(names: Sequence[str] | None = None, *, profile: str = "quick",
+                           timeout: float = 900.0) -> Any:
+    """The engine suite against each variant (on memory), as a ``killmatrix.KillMatrix``.
+
+    One pytest subprocess per variant, all started together; a variant is killed when at
+    least one engine-level test fails on it.
+    """
+    import json
+    import subprocess
+    import tempfile
+    import time
+
+    from dw_testing import killmatrix
+
+    chosen = list(VARIANTS) if names is None else list(names)
+    for name in chosen:
+        variant_named(name)
+    outcomes: dict[tuple[str, str], str] = {}
+    started_at = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="dw-engine-matrix-") as temp:
+        children = {}
+        for name in chosen:
+            workdir = Path(temp) / name
+            workdir.mkdir()
+            children[name] = (workdir, subprocess.Popen(
+                engine_suite_command(workdir, ["memory"], profile=profile), cwd=workdir,
+                env=variant_environment(name), stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL))
+        for name, (workdir, child) in children.items():
+            child.wait(timeout=timeout)
+            report_path = workdir / "report.json"
+            if not report_path.is_file():
+                raise RuntimeError(f"the engine suite wrote no report for variant {name} "
+                                   f"(pytest exit {child.returncode})")
+            report = json.loads(report_path.read_text(encoding="utf-8"))
+            single = killmatrix.build_matrix(report, [name], rootdir=workdir)
+            outcomes.update(single.outcomes)
+    tests = sorted({test for _, test in outcomes})
+    return killmatrix.KillMatrix(chosen, tests, outcomes,
+                                 wall_seconds=time.perf_counter() - started_at)
+
+
+def engine_self_test(console: Any) -> int:
+    """Print the engine-variant kill matrix (for ``dw conformance --self-test``); 1 if any
+    variant survived."""
+    matrix = run_engine_kill_matrix()
+    console.print(f"engine variants: {len(matrix.mutants)} variants x {len(matrix.tests)} "
+                  f"engine-level tests in {matrix.wall_seconds:.1f} s")
+    for name in matrix.mutants:
+        first = matrix.first_kill(name)
+        verdict = (f"killed by {len(matrix.killed_by(name))} tests, first "
+                   f"{first.rpartition('::')[2]}" if first else "SURVIVED")
+        console.print(f"  {name}: {verdict} ({VARIANTS[name].defect})", markup=False)
+    survivors = matrix.survivors()
+    if survivors:
+        console.print(f"[bold red]engine variants survived: {', '.join(survivors)}[/]")
+        return 1
+    console.print(f"[green]every one of {len(matrix.mutants)} engine variants was killed[/]")
+    return 0
+
+
 def variant_named(name: str) -> EngineVariant:
     """A variant by its name or by ``package.module:attr``; a clear error otherwise."""
     if name in VARIANTS:
@@ -339,8 +400,10 @@ __all__ = [
     "VARIANTS",
     "EngineVariant",
     "MakeEngine",
+    "engine_self_test",
     "engine_suite_command",
     "failures_by_store",
+    "run_engine_kill_matrix",
     "selected_variant",
     "variant_environment",
     "variant_named",
