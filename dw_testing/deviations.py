@@ -119,16 +119,6 @@ KNOWN_DEVIATIONS: tuple[KnownDeviation, ...] = (
         package="moto",
         versions="==5.2.5",
     ),
-    # Our S3 store never copies; tests/multihost/test_emulator_deviations.py shows the bug.
-    KnownDeviation(
-        store="moto",
-        test="test_emulator_deviations::test_a_conditional_copy_onto_an_existing_key_*",
-        reference="https://github.com/getmoto/moto/blob/5.2.5/moto/s3/responses.py",
-        reason="copy_object never reads If-None-Match, so a conditional copy onto an "
-               "existing key succeeds and overwrites it (S3 answers 412)",
-        package="moto",
-        versions="==5.2.5",
-    ),
     *(KnownDeviation(store="gcs-open-xb-example", test=pattern, reference=_GCS_ISSUE,
                      reason=_GCS_UPLOADS, package=_GCS_WRAPPER, versions="==0.1.1")
       for pattern in (*_GCS_TESTS, *_GCS_ORDERED_TESTS)),

@@ -14,7 +14,6 @@ from types import MappingProxyType
 
 from dw_testing.servers.fake_gcs import fake_gcs, gcs_open_xb_example
 from dw_testing.servers.moto import moto_raw, moto_serialized
-from dw_testing.servers.seaweedfs import seaweedfs
 from dw_testing.spec import StoreSpec
 
 Provider = Callable[[], AbstractContextManager[StoreSpec]]
@@ -25,8 +24,7 @@ PROVIDERS: Mapping[str, Provider] = MappingProxyType({
     "moto": moto_raw,
     "fake-gcs": fake_gcs,
     "gcs-open-xb-example": gcs_open_xb_example,
-    "seaweedfs": seaweedfs,  # the slow lane: -m slow (docs/backends.md)
 })
 
 __all__ = ["PROVIDERS", "Provider", "fake_gcs", "gcs_open_xb_example", "moto_raw",
-           "moto_serialized", "seaweedfs"]
+           "moto_serialized"]

@@ -20,10 +20,12 @@ import secrets
 from typing import Any
 from urllib.parse import SplitResult, parse_qs, quote, unquote
 
-from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
+from reference_engine.errors import InvalidKey, StoreError, StoreUnavailable, TransientStoreError
 from reference_engine.stores.keys import key_problem, validate_key, validate_prefix
 
 CONTROL_SEGMENT = "_control"
+# S3 object keys and GCS object names are at most 1024 bytes of UTF-8.
+MAX_OBJECT_NAME_BYTES = 1024
 _URI_OPTIONS = frozenset({"endpoint", "token", "project"})
 _LIST_PAGE_SIZE = 1000
 
@@ -114,6 +116,26 @@ class GcsStore:
         """``bucket/object`` of a validated key, as gcsfs spells paths."""
         return f"{self.bucket}/{self._root}{key}"
 
+    def _checked(self, key: str, op: str) -> str:
+        """``key`` if valid and its object name fits the backend's 1024-byte limit.
+
+        The store's root (``<prefix>/_control/``) counts against that limit, so a key the
+        contract allows can still be too long here; it is refused before any I/O, with a
+        rule to follow, instead of a round trip ending in a bare 400.
+        """
+        validate_key(key, op=op)
+        size = len((self._root + key).encode("utf-8"))
+        if size > MAX_OBJECT_NAME_BYTES:
+            # Named by its length only, like every refused key: a rejected key may hold anything.
+            raise InvalidKey(
+                f"cannot {op} key of {len(key)} chars: under this store's root "
+                f"{self._root!r} its object name is {size} bytes and GCS caps object names at "
+                f"{MAX_OBJECT_NAME_BYTES}; use a shorter prefix in the store URI or a "
+                "shorter key",
+                op=op,
+            )
+        return key
+
     # -- error mapping -------------------------------------------------------------------------
 
     def _mapped(self, exc: BaseException, op: str, key: str) -> StoreError:
@@ -156,7 +178,7 @@ class GcsStore:
     # -- the contract --------------------------------------------------------------------------
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
-        validate_key(key, op="put_if_absent")
+        self._checked(key, "put_if_absent")
         try:
             self._multipart_upload(key, data, create=True)
         except FileExistsError:
@@ -166,14 +188,14 @@ class GcsStore:
         return True
 
     def put(self, key: str, data: bytes) -> None:
-        validate_key(key, op="put")
+        self._checked(key, "put")
         try:
             self._multipart_upload(key, data, create=False)
         except Exception as exc:
             raise self._mapped(exc, "put", key) from None
 
     def get(self, key: str) -> bytes | None:
-        validate_key(key, op="get")
+        self._checked(key, "get")
         try:
             _, contents = self._fs.call(
                 "GET", "b/{}/o/{}", self.bucket, self._root + key, alt="media"
@@ -185,7 +207,7 @@ class GcsStore:
         return bytes(contents)
 
     def delete(self, key: str) -> None:
-        validate_key(key, op="delete")
+        self._checked(key, "delete")
         try:
             self._fs.call("DELETE", "b/{}/o/{}", self.bucket, self._root + key)
         except FileNotFoundError:

@@ -18,13 +18,24 @@ from dw_testing.clock import FakeClock
 from dw_testing.servers import PROVIDERS
 from dw_testing.spec import StoreSpec
 
-EMULATORS = ("moto-serialized", "fake-gcs")
+# SeaweedFS (a real object store, the slow extra) joins under -m slow only.
+EMULATORS = ("moto-serialized", "fake-gcs", pytest.param("seaweedfs", marks=pytest.mark.slow))
 
 
 @pytest.fixture(scope="session", params=EMULATORS)
 def bucket(request: pytest.FixtureRequest) -> Iterator[StoreSpec]:
     """A shared bucket on a loopback emulator, started by its provider for the session."""
-    with PROVIDERS[request.param]() as spec:
+    provider = PROVIDERS.get(request.param)
+    if request.param == "seaweedfs":
+        from dw_testing.servers.seaweedfs import seaweedfs, weed_binary
+
+        try:
+            weed_binary()
+        except RuntimeError as missing:
+            pytest.skip(str(missing))
+        provider = seaweedfs
+    assert provider is not None, f"no provider named {request.param}"
+    with provider() as spec:
         yield spec
 
 

@@ -11,17 +11,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from dw_testing.deviations import KNOWN_DEVIATIONS, matching
+from dw_testing.deviations import KNOWN_DEVIATIONS
 from dw_testing.servers import moto_raw
 from dw_testing.spec import StoreSpec
 
-TEST_KEY = ("test_emulator_deviations::"
-            "test_a_conditional_copy_onto_an_existing_key_is_refused")
-
-
-def _known_deviation_of(store: str, test_key: str) -> list[pytest.MarkDecorator]:
-    return [pytest.mark.xfail(strict=not d.intermittent, reason=d.xfail_reason())
-            for d in matching(KNOWN_DEVIATIONS, store, test_key, test_key)]
+# The registry's copy_object entry waits for a suite test, which our S3 store (it never
+# copies) cannot have; this test applies it by hand while its moto version is installed.
+COPY_OBJECT = [pytest.mark.xfail(strict=True, reason=d.xfail_reason())
+               for d in KNOWN_DEVIATIONS
+               if d.store == "moto" and "copy_object" in d.test and d.version_matches()]
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +28,7 @@ def raw_moto() -> Iterator[StoreSpec]:
         yield spec
 
 
-@pytest.mark.parametrize("store", [pytest.param("moto", marks=_known_deviation_of("moto",
-                                                                                  TEST_KEY))])
+@pytest.mark.parametrize("store", [pytest.param("moto", marks=COPY_OBJECT)])
 def test_a_conditional_copy_onto_an_existing_key_is_refused(
     raw_moto: StoreSpec, store: str,
 ) -> None:

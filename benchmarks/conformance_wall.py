@@ -1,0 +1,79 @@
+"""Wall time of the full conformance run, per store (SPEC §8).
+
+    python benchmarks/conformance_wall.py [--stores memory,file,...] [-n N] [--profile ci]
+
+Each store gets its own ``pytest --dw-store=STORE --dw-suite-only`` in an empty temporary
+directory, so no project's ``addopts`` or tests join the run, and one store's time is
+not shared with another. ``-n 0`` (the default) runs serially; ``-n 2`` or ``-n auto`` uses
+pytest-xdist. Server-backed stores include starting their emulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.table import Table
+
+DEFAULT_STORES = ("memory", "file", "sqlite", "moto-serialized", "fake-gcs")
+_COUNT = re.compile(r"(\d+) (passed|failed|skipped|xfailed|xpassed|errors?)")
+
+
+@dataclass
+class Row:
+    store: str
+    seconds: float
+    counts: dict[str, int]
+    exit_code: int
+
+
+def run_suite(store: str, workers: str, profile: str) -> Row:
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               f"--dw-store={store}", "--dw-suite-only", f"--dw-profile={profile}"]
+    if workers != "0":
+        command += ["-n", workers]
+    with tempfile.TemporaryDirectory(prefix="dw-wall-") as empty:
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=empty, capture_output=True, text=True, check=False)
+        seconds = time.perf_counter() - start
+    tail = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    counts = {kind.rstrip("s") if kind.startswith("error") else kind: int(n)
+              for n, kind in _COUNT.findall(tail)}
+    return Row(store, seconds, counts, done.returncode)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--stores", default=",".join(DEFAULT_STORES),
+                        help="comma-separated --dw-store values (default: %(default)s)")
+    parser.add_argument("-n", dest="workers", default="0",
+                        help="pytest-xdist workers: 0 (serial, the default), 2, auto")
+    parser.add_argument("--profile", default="ci", choices=("quick", "ci", "thorough"))
+    args = parser.parse_args(argv)
+
+    console = Console()
+    mode = "serial" if args.workers == "0" else f"-n {args.workers}"
+    table = Table(title=f"full conformance run per store ({mode}, profile {args.profile})")
+    for column in ("store", "wall s", "passed", "xfailed", "skipped", "failed", "exit"):
+        table.add_column(column, justify="left" if column == "store" else "right")
+    worst = 0
+    for store in (s.strip() for s in args.stores.split(",") if s.strip()):
+        console.print(f"running the suite on {store} ...", style="dim")
+        row = run_suite(store, args.workers, args.profile)
+        worst = max(worst, row.exit_code)
+        table.add_row(row.store, f"{row.seconds:.1f}",
+                      *(str(row.counts.get(k, 0)) for k in ("passed", "xfailed", "skipped")),
+                      str(row.counts.get("failed", 0) + row.counts.get("error", 0)),
+                      str(row.exit_code))
+    console.print(table)
+    return 0 if worst == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""Our S3 store on SeaweedFS's S3 gateway: a real object store, not an emulator (SPEC §7).
+
+SeaweedFS answers ``IfNoneMatch`` correctly, but a lost create race waits about a second
+for its 412, so these tests live in the slow lane: ``pytest -m slow tests/slow``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+
+from dw_testing.spec import StoreSpec
+from reference_engine.stores.contract import close_store
+
+pytestmark = pytest.mark.slow
+
+RACERS = 8
+PROVIDER = "dw_testing.servers.seaweedfs:seaweedfs"
+
+
+def test_handles_racing_to_create_one_key_have_exactly_one_winner(seaweed: StoreSpec) -> None:
+    key = f"slow-{uuid.uuid4().hex}/race"
+    handles = [seaweed.factory() for _ in range(RACERS)]
+    start = threading.Barrier(RACERS)
+    won: list[int] = []
+    failures: list[BaseException] = []
+
+    def race(n: int) -> None:
+        try:
+            start.wait()
+            if handles[n].put_if_absent(key, f"racer-{n}".encode()):
+                won.append(n)
+        except BaseException as exc:  # reported below, with the racer's number
+            failures.append(exc)
+
+    threads = [threading.Thread(target=race, args=(n,)) for n in range(RACERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert not failures, f"racers raised: {failures!r}"
+        assert len(won) == 1, f"{len(won)} of {RACERS} racing creates were told they won"
+        assert handles[0].get(key) == f"racer-{won[0]}".encode()
+    finally:
+        handles[0].delete(key)
+        for handle in handles:
+            close_store(handle)
+
+
+@pytest.mark.usefixtures("weed_installed")
+def test_the_conformance_suite_passes_on_seaweedfs(tmp_path: Path) -> None:
+    """The whole suite, as an extension author runs it: an empty directory, one store."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+         f"--dw-store={PROVIDER}", "--dw-suite-only"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=1800, check=False,
+    )
+    summary = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
+    assert done.returncode == 0, f"suite on seaweedfs: {summary[0]}\n{done.stdout[-4000:]}"
