@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent", "c
 # costs seconds, not minutes; thorough never scales down. docs/profiles.md has the counts
 # and the measured steps per second.
 EXAMPLES = {"quick": 5, "ci": 15, "thorough": 300}
-FAST_ROUND_TRIP = 0.001
+FAST_ROUND_TRIP = 0.0002
 MIN_EXAMPLES = 3
 PROBES = 10
 

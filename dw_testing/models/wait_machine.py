@@ -239,14 +239,15 @@ class _Snapshot:
 
 
 def wait_machine(open_handle: Callable[[], Any], build: BuildEngine, *,
-                 lease_ttl_ms: int = 30_000) -> type[RuleBasedStateMachine]:
+                 lease_ttl_ms: int = 3_000) -> type[RuleBasedStateMachine]:
     """A machine class over two handles from ``open_handle`` (the test's prefix), opened
     once and shared by every program; engines come from ``build(store, clock, **kwargs)``.
 
     The first handle serves the machine's own reads and most operations; parked owners,
     crashing actors (each behind its own ``FaultyStore``, the "process" that dies) and
     ambiguous signals use the second, so every outcome crosses handles. Close them with
-    ``WaitMachine.close_handles()``.
+    ``WaitMachine.close_handles()``. The short default lease keeps a takeover of a parked
+    or crashed owner's claim to a few polls (each a list and a get).
     """
     opened: list[Any] = []
 
