@@ -67,7 +67,7 @@ REREAD = (f"{keys.waits_root()}/", f"{keys.outcomes_root()}/")
 AMBIGUOUS_FAULTS = ("false-to-winner", "drop-response-after-commit", "conflict-409-once")
 WAIT_TIMEOUT = 600
 MAX_RUNS = 4
-PARK_TIMEOUT_SECONDS = 30.0
+PARK_TIMEOUT_SECONDS = 10.0
 SCHEMA = {"type": "object", "required": ["approved"],
           "properties": {"approved": {"type": "boolean"}}}
 
