@@ -17,7 +17,6 @@ from reference_engine import engine as engine_module
 from reference_engine import executor as executor_module
 from reference_engine.stores.memory import MemoryStore
 
-
 SEAMS = ((engine_module, "FencedSaver"), (engine_module, "apply_outcomes"),
          (executor_module, "create_then_read"))
 
