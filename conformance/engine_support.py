@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -42,6 +43,7 @@ WAITS = f"{keys.waits_root()}/*"
 REVISIONS = f"{keys.runs_root()}/*/rev/*"
 REACH_POLL_SECONDS = 0.05
 CHILD_EXIT_SECONDS = 30.0
+FAST_ROUND_TRIP = 0.0002  # seconds; local stores answer in tens of microseconds
 
 MakeEngine = Callable[..., Engine]
 
@@ -151,6 +153,19 @@ def _expect(child: subprocess.Popen[str], wanted: str | None) -> str:
         _, err = child.communicate()
         raise AssertionError(f"a racer process answered {line!r}; its stderr:\n{err[-2000:]}")
     return line
+
+
+def round_trip_seconds(handle: Any, probes: int = 10) -> float:
+    """The mean time of a ``get`` of a missing key: how far away the store is."""
+    started = time.perf_counter()
+    for _ in range(probes):
+        handle.get("probe/round-trip")
+    return (time.perf_counter() - started) / probes
+
+
+def is_slow(handle: Any) -> bool:
+    """Whether the store is remote or emulated enough that generated work is scaled down."""
+    return round_trip_seconds(handle) > FAST_ROUND_TRIP
 
 
 def approval_workflow(*, timeout: int = 3600, sibling: dict[str, Any] | None = None,

@@ -8,14 +8,18 @@ owner's save, a crash) that breaks a promise.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any, cast
 
 import pytest
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-from conformance.engine_support import engine_builder, engine_variant_fixture  # noqa: F401
+from conformance.engine_support import (  # noqa: F401  (fixtures)
+    FAST_ROUND_TRIP,
+    engine_builder,
+    engine_variant_fixture,
+    round_trip_seconds,
+)
 from dw_testing.engine_variants import EngineVariant
 from dw_testing.models.wait_machine import wait_machine
 from dw_testing.profiles import active_profile, active_settings, seeded
@@ -29,19 +33,14 @@ pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent", "c
 # costs seconds, not minutes; thorough never scales down. docs/profiles.md has the counts
 # and the measured steps per second.
 EXAMPLES = {"quick": 5, "ci": 15, "thorough": 300}
-FAST_ROUND_TRIP = 0.0002
 MIN_EXAMPLES = 3
-PROBES = 10
 
 
 def _examples(profile: str, handle: Any) -> int:
     wanted = EXAMPLES.get(profile, EXAMPLES["ci"])
     if profile == "thorough":
         return wanted
-    started = time.perf_counter()
-    for _ in range(PROBES):
-        handle.get("probe/round-trip")
-    round_trip = (time.perf_counter() - started) / PROBES
+    round_trip = round_trip_seconds(handle)
     if round_trip <= FAST_ROUND_TRIP:
         return wanted
     return max(MIN_EXAMPLES, int(wanted * FAST_ROUND_TRIP / round_trip))
