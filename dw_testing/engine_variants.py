@@ -355,7 +355,11 @@ def run_engine_kill_matrix(names: Sequence[str] | None = None, *, profile: str =
 def engine_self_test(console: Any) -> int:
     """Print the engine-variant kill matrix (for ``dw conformance --self-test``); 1 if any
     variant survived."""
-    matrix = run_engine_kill_matrix()
+    try:
+        matrix = run_engine_kill_matrix()
+    except (RuntimeError, OSError) as exc:
+        console.print(f"[red]the engine kill matrix could not run: {exc}[/]")
+        return 1
     console.print(f"engine variants: {len(matrix.mutants)} variants x {len(matrix.tests)} "
                   f"engine-level tests in {matrix.wall_seconds:.1f} s")
     for name in matrix.mutants:
