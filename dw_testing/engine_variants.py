@@ -1,5 +1,8 @@
 """Deliberately broken engines (SPEC §6.6 "Engine variants"): the engine suite must catch each.
 
+The five of SPEC §6.6, plus one more: an engine that takes a 409 "conflict in flight" for
+an existing record (SPEC §2.1 clause 8, seen from the engine's side).
+
 Each variant is the reference engine with one design mistake put back in, made by
 subclassing :class:`~reference_engine.engine.Engine` or by replacing one of its seams for
 as long as :meth:`EngineVariant.installed` is entered. Nothing under ``reference_engine/``
@@ -190,10 +193,23 @@ class UnfencedSaver(FencedSaver):
             self.claim = claim
 
 
+# --- 6. (beyond SPEC §6.6) a conflict in flight taken for "exists" --------------------------
+
+def create_taking_conflict_for_exists(store: Any, key: str, data: bytes) -> bytes | None:
+    """A create that fails transiently (S3's 409: a competing create in flight, nothing
+    landed) is taken as a lost race: the caller reads what is there and never retries."""
+    creating: Any = store
+    with contextlib.suppress(TransientStoreError):
+        creating.put_if_absent(key, data)
+    stored: bytes | None = store.get(key)
+    return stored
+
+
 # --- the registry --------------------------------------------------------------------------
 
 _OUTCOMES_MODULE = "reference_engine.waits.outcomes"
 _CLAIMS_MODULE = "reference_engine.claims"
+_REGISTRATION_MODULE = "reference_engine.waits.registration"
 
 
 def _module(path: str) -> Any:
@@ -204,6 +220,7 @@ def _module(path: str) -> Any:
 
 def _build() -> dict[str, EngineVariant]:
     boolean = create_trusting_the_boolean
+    conflict = create_taking_conflict_for_exists
     variants = [
         EngineVariant(
             "boolean_decision",
@@ -229,6 +246,15 @@ def _build() -> dict[str, EngineVariant]:
             patches=((engine_module, "apply_outcomes", apply_and_rejournal),),
         ),
         EngineVariant(
+            "conflict_taken_for_exists",
+            "Takes a create that failed transiently (a 409 conflict, nothing landed) for a "
+            "lost race, and never retries it (SPEC §2.1 clause 8).",
+            patches=((_module(_OUTCOMES_MODULE), "create_then_read", conflict),
+                     (executor_module, "create_then_read", conflict),
+                     (_module(_CLAIMS_MODULE), "create_then_read", conflict),
+                     (_module(_REGISTRATION_MODULE), "create_then_read", conflict)),
+        ),
+        EngineVariant(
             "resume_ignores_fence",
             "Saves never check the claim and overwrite a revision another holder wrote.",
             patches=((engine_module, "FencedSaver", UnfencedSaver),),
@@ -245,6 +271,7 @@ signal_writes_run_record = VARIANTS["signal_writes_run_record"]
 consume_in_two_saves = VARIANTS["consume_in_two_saves"]
 replay_journals_twice = VARIANTS["replay_journals_twice"]
 resume_ignores_fence = VARIANTS["resume_ignores_fence"]
+conflict_taken_for_exists = VARIANTS["conflict_taken_for_exists"]
 
 ENGINE_VARIANTS: dict[str, MutantInfo] = {
     name: MutantInfo(name, variant.defect, f"{__name__}:{name}", SECTION, level="engine")
