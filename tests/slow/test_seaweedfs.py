@@ -6,7 +6,6 @@ for its 412, so these tests live in the slow lane: ``pytest -m slow tests/slow``
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 import threading
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dw_testing.deviations import SEAWEEDFS_DEVIATIONS
+from dw_testing.servers.seaweedfs import STRICT_DEVIATION, deviations_toml
 from dw_testing.spec import StoreSpec
 from reference_engine.stores.contract import close_store
 
@@ -23,11 +22,10 @@ pytestmark = pytest.mark.slow
 
 RACERS = 8
 PROVIDER = "dw_testing.servers.seaweedfs:seaweedfs"
-# The registry's seaweedfs entries are intermittent on the suite's random keys; this test
-# meets the bug every time, so it holds them strictly while the pinned version is installed.
-_ENTRY = dataclasses.replace(SEAWEEDFS_DEVIATIONS[0], intermittent=False)
-DIRECTORY_ENTRY_BUG = ([pytest.mark.xfail(strict=True, reason=_ENTRY.xfail_reason())]
-                       if _ENTRY.version_matches() else [])
+# The suite meets SeaweedFS's directory-entry bug on some runs only; this test meets it
+# every time, so it holds the deviation strictly while the pinned version is installed.
+DIRECTORY_ENTRY_BUG = ([pytest.mark.xfail(strict=True, reason=STRICT_DEVIATION.xfail_reason())]
+                       if STRICT_DEVIATION.version_matches() else [])
 
 
 @pytest.mark.parametrize("nested", [
@@ -83,7 +81,10 @@ def test_handles_racing_to_create_one_key_have_exactly_one_winner(seaweed: Store
 
 @pytest.mark.usefixtures("weed_installed")
 def test_the_conformance_suite_passes_on_seaweedfs(tmp_path: Path) -> None:
-    """The whole suite, as an extension author runs it: an empty directory, one store."""
+    """The whole suite, as an extension author runs it: its own directory, one store, and
+    the store's known deviations recorded in its ``pyproject.toml``."""
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.pytest.ini_options]\n\n" + deviations_toml(), encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
          f"--dw-store={PROVIDER}", "--dw-suite-only"],
