@@ -48,3 +48,28 @@ def test_create_after_delete_creates_the_key_again(dw_store: Any) -> None:
         "after delete the key must be creatable again"
     )
     assert dw_store.get("leases/l1") == b"new"
+
+
+def test_create_of_a_key_with_keys_beneath_it_wins_before_and_after_they_go(
+    dw_store: Any,
+) -> None:
+    """SPEC §2.2: `a` and `a/b` are separate records, so `a/b` never makes `a` exist.
+
+    Object stores that keep a directory entry for `a/` (SeaweedFS 4.48) answer a create of
+    `a` False while `a/b` exists, or after it was deleted, with no record under `a`.
+    """
+    dw_store.put("nest/a/b", b"child")
+    assert dw_store.put_if_absent("nest/a", b"beside") is True, (
+        "a create of 'nest/a' lost while only 'nest/a/b' existed; a key beneath is no record "
+        "of its own"
+    )
+    dw_store.delete("nest/a")
+    assert dw_store.put_if_absent("nest/a", b"again") is True, (
+        "after delete, 'nest/a' could not be created again beside 'nest/a/b'"
+    )
+    dw_store.delete("nest/a")
+    dw_store.delete("nest/a/b")
+    assert dw_store.put_if_absent("nest/a", b"after") is True, (
+        "a create of 'nest/a' lost after 'nest/a/b' and 'nest/a' were deleted"
+    )
+    assert dw_store.get("nest/a") == b"after"
