@@ -66,3 +66,26 @@ def validate_prefix(prefix: str) -> str:
 def is_under(key: str, prefix: str) -> bool:
     """Whether ``key`` lies strictly under the normalised ``prefix`` by whole segments."""
     return prefix == "" or key.startswith(prefix + "/")
+
+
+MAX_OBJECT_NAME_BYTES = 1024  # S3 object keys and GCS object names alike
+
+
+def validate_object_key(key: str, root: str, *, op: str, service: str) -> str:
+    """``key`` if valid and ``root + key`` fits an object store's 1024-byte name limit.
+
+    The store's root (``<prefix>/_control/``) counts against that limit, so a key the
+    contract allows can still be too long there; it is refused before any I/O, with a
+    rule to follow, instead of a round trip ending in a bare 400.
+    """
+    validate_key(key, op=op)
+    size = len((root + key).encode("utf-8"))
+    if size > MAX_OBJECT_NAME_BYTES:
+        # Named by its length only, like every refused key: a rejected key may hold anything.
+        raise InvalidKey(
+            f"cannot {op} key of {len(key)} chars: under this store's root {root!r} its "
+            f"object name is {size} bytes and {service} caps object names at "
+            f"{MAX_OBJECT_NAME_BYTES}; use a shorter prefix in the store URI or a shorter key",
+            op=op,
+        )
+    return key

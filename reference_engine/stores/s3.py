@@ -20,12 +20,15 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import SplitResult, parse_qs, unquote
 
-from reference_engine.errors import InvalidKey, StoreError, StoreUnavailable, TransientStoreError
-from reference_engine.stores.keys import key_problem, validate_key, validate_prefix
+from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
+from reference_engine.stores.keys import (
+    key_problem,
+    validate_object_key,
+    validate_prefix,
+)
 
 CONTROL_SEGMENT = "_control"
 # S3 object keys and GCS object names are at most 1024 bytes of UTF-8.
-MAX_OBJECT_NAME_BYTES = 1024
 CONFLICT_RETRIES = 6
 CONFLICT_BACKOFF_S = 0.05
 _PRECONDITION_FAILED = frozenset({"PreconditionFailed", "412"})
@@ -121,24 +124,7 @@ class S3Store:
             )
 
     def _checked(self, key: str, op: str) -> str:
-        """``key`` if valid and its object name fits the backend's 1024-byte limit.
-
-        The store's root (``<prefix>/_control/``) counts against that limit, so a key the
-        contract allows can still be too long here; it is refused before any I/O, with a
-        rule to follow, instead of a round trip ending in a bare 400.
-        """
-        validate_key(key, op=op)
-        size = len((self._root + key).encode("utf-8"))
-        if size > MAX_OBJECT_NAME_BYTES:
-            # Named by its length only, like every refused key: a rejected key may hold anything.
-            raise InvalidKey(
-                f"cannot {op} key of {len(key)} chars: under this store's root "
-                f"{self._root!r} its object name is {size} bytes and S3 caps object keys at "
-                f"{MAX_OBJECT_NAME_BYTES}; use a shorter prefix in the store URI or a "
-                "shorter key",
-                op=op,
-            )
-        return key
+        return validate_object_key(key, self._root, op=op, service="S3")
 
     # -- error mapping -------------------------------------------------------------------------
 
