@@ -1,11 +1,12 @@
-"""Fixtures for the engine tests: a store, a fake clock and engines that never sleep."""
+"""Fixtures shared by the engine-level unit tests: a memory store, a fake clock, and
+engines whose sleeps advance that clock, so nothing in a test ever sleeps."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from engine_helpers import MakeEngine
 
 from dw_testing.clock import FakeClock
 from reference_engine.engine import Engine
@@ -23,8 +24,8 @@ def store() -> MemoryStore:
 
 
 @pytest.fixture
-def make_engine(clock: FakeClock) -> MakeEngine:
-    """An engine on a given store; sleeps advance the fake clock, so nothing sleeps."""
+def make_engine(clock: FakeClock) -> Callable[..., Engine]:
+    """An engine on a given store; its sleeps advance the fake clock."""
 
     def make(store: Any, **kwargs: Any) -> Engine:
         kwargs.setdefault("sleeper", clock.advance)
@@ -35,5 +36,5 @@ def make_engine(clock: FakeClock) -> MakeEngine:
 
 
 @pytest.fixture
-def engine(store: MemoryStore, make_engine: MakeEngine) -> Engine:
+def engine(store: MemoryStore, make_engine: Callable[..., Engine]) -> Engine:
     return make_engine(store)
