@@ -6,8 +6,9 @@ JUnit XML (for durations), and returns a :class:`KillMatrix`. A mutant is *kille
 at least one test FAILs on it. :func:`main` prints the matrix for
 ``dw conformance --self-test`` and returns its exit code.
 
-Engine variants (level ``"engine"``) will run through the engine suite; the registry
-already carries the level, and this module only takes store mutants today.
+Engine variants (level ``"engine"``) run through the engine-level suite instead, one
+pytest subprocess per variant (:func:`dw_testing.engine_variants.run_engine_kill_matrix`);
+:func:`main` prints that matrix after this one, and fails when a variant survives.
 """
 
 from __future__ import annotations
@@ -395,7 +396,12 @@ def main(names: Iterable[str] | None = None) -> int:
     listed = unkillable_tests()
     for renderable in render(matrix, listed):
         console.print(renderable)
-    return 1 if matrix.survivors() or unlisted_useless_tests(matrix, listed) else 0
+    store_failed = bool(matrix.survivors() or unlisted_useless_tests(matrix, listed))
+    from dw_testing.engine_variants import engine_self_test
+
+    console.print("running the engine suite against each engine variant ...")
+    engine_failed = engine_self_test(console)
+    return 1 if store_failed or engine_failed else 0
 
 
 if __name__ == "__main__":
