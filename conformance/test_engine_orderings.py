@@ -146,55 +146,36 @@ def test_a_timeout_settled_first_refuses_a_parked_signal(
 # --- 3. a signal against a cancel ----------------------------------------------------------
 
 
+# Where the cancel runs, inside the signal's own store calls (op, point, key, nth):
+CANCEL_WINDOWS = {
+    # nothing created yet: the signal finds the run ended and has nothing to win
+    "before-the-create": ("put_if_absent", "before", OUTCOMES, 1),
+    # the create committed; the whole cancel runs before the signal sees its answer
+    "between-create-and-answer": ("put_if_absent", "after_commit", OUTCOMES, 1),
+    # the signal won and read its outcome back; the cancel lands before the winner
+    # re-reads the registration, so the winner retracts (its outcome is already gone)
+    "between-win-and-re-read": ("get", "before", WAITS, 2),
+}
+
+
 @pytest.mark.dw_requires("cross_handle")
-def test_a_cancel_between_a_signals_create_and_its_answer_closes_it(
-    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
+@pytest.mark.parametrize("window", list(CANCEL_WINDOWS))
+def test_a_cancel_inside_a_signal_closes_the_wait(
+    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine, window: str,
 ) -> None:
-    """The signal's create commits, the whole cancel runs, then the signal re-reads."""
+    op, point, key, nth = CANCEL_WINDOWS[window]
     engine = make_engine(dw_store)
     view = engine.run(approval_workflow())
     gated = GatedStore(dw_open_handle())
-    hook = gated.at("put_if_absent", point="after_commit", key=OUTCOMES,
-                    do=lambda: engine.cancel(view.run_id))
+    hook = gated.at(op, point=point, key=key, nth=nth, do=lambda: engine.cancel(view.run_id))
     assert _refused(lambda: make_engine(gated).signal(view.waits[0].wait_id, YES)) == "closed"
-    assert hook.result() is not None
+    assert hook.result() is not None, "the cancel must have run inside the signal"
     shown = engine.show(view.run_id)
     assert shown["status"] == "cancelled"
     assert shown["steps"]["approval"]["error"] == "cancelled"
     assert wait_records(dw_store) == []
-
-
-@pytest.mark.dw_requires("cross_handle")
-def test_a_cancel_between_a_signals_win_and_its_re_read_closes_it(
-    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
-) -> None:
-    """The signal won and read its outcome back; the run is cancelled before the winner
-    re-reads the registration, so the winner retracts (its outcome is already gone)."""
-    engine = make_engine(dw_store)
-    view = engine.run(approval_workflow())
-    gated = GatedStore(dw_open_handle())
-    hook = gated.at("get", point="before", key=WAITS, nth=2,
-                    do=lambda: engine.cancel(view.run_id))
-    assert _refused(lambda: make_engine(gated).signal(view.waits[0].wait_id, YES)) == "closed"
-    assert hook.result() is not None
-    shown = engine.show(view.run_id)
-    assert shown["status"] == "cancelled"
-    assert shown["steps"]["approval"]["error"] == "cancelled"
-    assert wait_records(dw_store) == []
-
-
-@pytest.mark.dw_requires("cross_handle")
-def test_a_cancel_before_a_signals_create_leaves_nothing_to_win(
-    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
-) -> None:
-    engine = make_engine(dw_store)
-    view = engine.run(approval_workflow())
-    gated = GatedStore(dw_open_handle())
-    gated.at("put_if_absent", point="before", key=OUTCOMES,
-             do=lambda: engine.cancel(view.run_id))
-    assert _refused(lambda: make_engine(gated).signal(view.waits[0].wait_id, YES)) == "closed"
-    assert wait_records(dw_store) == []
-    assert receipt_in_run(engine.show(view.run_id)) is None
+    if window == "before-the-create":
+        assert receipt_in_run(shown) is None
 
 
 def test_a_signal_that_won_before_a_cancel_keeps_its_receipt(
