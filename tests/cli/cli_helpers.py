@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from click.testing import Result
+from flows import GATE_FLOW
 
 Invoke = Callable[..., Result]
 CLEAN_EXIT_CODES = {0, 1, 2, 3}
@@ -18,24 +19,7 @@ def assert_clean(result: Result) -> None:
     assert result.exit_code in CLEAN_EXIT_CODES, result.exit_code
 
 
-WAIT_FLOW = """\
-name: gate
-jobs:
-  approve:
-    steps:
-      - name: approval
-        wait_for_signal:
-          timeout: 3600
-          schema:
-            type: object
-            required: [approved]
-            properties: {approved: {type: boolean}}
-  after:
-    depends_on: [approve]
-    steps:
-      - name: done
-        log: "approved"
-"""
+WAIT_FLOW = GATE_FLOW
 
 PLAIN_FLOW = """\
 name: plain

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flows import GATE_FLOW
+
 from dw_testing.clock import FakeClock
 from reference_engine.stores.contract import close_store
 from reference_engine.stores.registry import open_store
@@ -19,24 +21,7 @@ REFUSED = 1
 # The variables a developer's shell might carry into a dw process; each host sets its own.
 _HOST_LOCAL = ("DW_STORE", "DW_CLOCK", "DW_DEBUG", "DW_CLAIM_LOOKS_DIR")
 
-APPROVAL_FLOW = """\
-name: gate
-jobs:
-  approve:
-    steps:
-      - name: approval
-        wait_for_signal:
-          timeout: 3600
-          schema:
-            type: object
-            required: [approved]
-            properties: {approved: {type: boolean}}
-  after:
-    depends_on: [approve]
-    steps:
-      - name: done
-        log: "approved"
-"""
+APPROVAL_FLOW = GATE_FLOW
 
 
 class Bucket:
