@@ -18,9 +18,10 @@ import json
 import os
 import secrets
 from typing import Any
-from urllib.parse import SplitResult, parse_qs, quote, unquote
+from urllib.parse import SplitResult, quote
 
 from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
+from reference_engine.stores.bucket_uri import parse_bucket_uri
 from reference_engine.stores.keys import (
     key_problem,
     validate_object_key,
@@ -238,31 +239,7 @@ class GcsStore:
 
 def from_uri(parsed: SplitResult) -> GcsStore:
     """``gs://bucket/prefix?endpoint=URL&token=anon|google_default|cloud|PATH&project=P``."""
-    options = parse_qs(parsed.query, keep_blank_values=True)
-    unknown = sorted(set(options) - _URI_OPTIONS)
-    if unknown:
-        raise StoreUnavailable(
-            f"GCS store URI has unknown option(s) {', '.join(unknown)}; known: "
-            f"{', '.join(sorted(_URI_OPTIONS))}",
-            op="open",
-        )
-    if parsed.username or parsed.password:
-        raise StoreUnavailable(
-            "GCS store URI carries user info; never put credentials in a URI, use "
-            "token=google_default or a service-account file path",
-            op="open",
-        )
-    bucket = parsed.hostname or ""
-    if not bucket:
-        raise StoreUnavailable("GCS store URI needs a bucket: gs://bucket/prefix", op="open")
-
-    def option(name: str) -> str | None:
-        return options[name][-1] if name in options else None
-
-    return GcsStore(
-        bucket,
-        unquote(parsed.path),
-        endpoint=option("endpoint"),
-        token=option("token"),
-        project=option("project"),
-    )
+    uri = parse_bucket_uri(parsed, service="GCS", known=_URI_OPTIONS,
+                           credentials_hint="token=google_default or a service-account file path")
+    return GcsStore(uri.bucket, uri.prefix, endpoint=uri.option("endpoint"),
+                    token=uri.option("token"), project=uri.option("project"))

@@ -18,9 +18,10 @@ import threading
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import SplitResult, parse_qs, unquote
+from urllib.parse import SplitResult
 
 from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
+from reference_engine.stores.bucket_uri import parse_bucket_uri
 from reference_engine.stores.keys import (
     key_problem,
     validate_object_key,
@@ -262,32 +263,8 @@ def _botocore_exceptions() -> Any:
 
 def from_uri(parsed: SplitResult) -> S3Store:
     """``s3://bucket/prefix?endpoint_url=URL&region=REGION&addressing_style=path|virtual``."""
-    options = parse_qs(parsed.query, keep_blank_values=True)
-    unknown = sorted(set(options) - _URI_OPTIONS)
-    if unknown:
-        raise StoreUnavailable(
-            f"S3 store URI has unknown option(s) {', '.join(unknown)}; known: "
-            f"{', '.join(sorted(_URI_OPTIONS))}. Credentials never go in the URI: use the "
-            "standard AWS chain",
-            op="open",
-        )
-    if parsed.username or parsed.password:
-        raise StoreUnavailable(
-            "S3 store URI carries user info; never put credentials in a URI, use the standard "
-            "AWS chain (environment, ~/.aws, instance role)",
-            op="open",
-        )
-    bucket = parsed.hostname or ""
-    if not bucket:
-        raise StoreUnavailable("S3 store URI needs a bucket: s3://bucket/prefix", op="open")
-
-    def option(name: str) -> str | None:
-        return options[name][-1] if name in options else None
-
-    return S3Store(
-        bucket,
-        unquote(parsed.path),
-        endpoint_url=option("endpoint_url"),
-        region=option("region"),
-        addressing_style=option("addressing_style"),
-    )
+    uri = parse_bucket_uri(
+        parsed, service="S3", known=_URI_OPTIONS,
+        credentials_hint="the standard AWS chain (environment, ~/.aws, instance role)")
+    return S3Store(uri.bucket, uri.prefix, endpoint_url=uri.option("endpoint_url"),
+                   region=uri.option("region"), addressing_style=uri.option("addressing_style"))

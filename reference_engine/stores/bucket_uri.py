@@ -1,0 +1,45 @@
+"""Parsing ``scheme://bucket/prefix?option=…`` for the object stores (S3, GCS)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from urllib.parse import SplitResult, parse_qs, unquote
+
+from reference_engine.errors import StoreUnavailable
+
+
+@dataclass(frozen=True)
+class BucketUri:
+    bucket: str
+    prefix: str
+    options: dict[str, str]
+
+    def option(self, name: str) -> str | None:
+        return self.options.get(name)
+
+
+def parse_bucket_uri(parsed: SplitResult, *, service: str, known: Collection[str],
+                     credentials_hint: str) -> BucketUri:
+    """Bucket, prefix and the last value of each option; refuses unknown options and any
+    credentials in the URI, naming ``credentials_hint`` as what to use instead."""
+    raw = parse_qs(parsed.query, keep_blank_values=True)
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise StoreUnavailable(
+            f"{service} store URI has unknown option(s) {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(known))}. Credentials never go in the URI: use "
+            f"{credentials_hint}",
+            op="open",
+        )
+    if parsed.username or parsed.password:
+        raise StoreUnavailable(
+            f"{service} store URI carries user info; never put credentials in a URI, use "
+            f"{credentials_hint}",
+            op="open",
+        )
+    bucket = parsed.hostname or ""
+    if not bucket:
+        raise StoreUnavailable(
+            f"{service} store URI needs a bucket: {parsed.scheme}://bucket/prefix", op="open")
+    return BucketUri(bucket, unquote(parsed.path), {k: v[-1] for k, v in raw.items()})
