@@ -101,7 +101,7 @@ def raw_temp_link_create(directory: Path, n: int) -> float:
 @contextlib.contextmanager
 def _remote_specs(console: Console) -> Iterator[list[tuple[str, Callable[[], Any], str]]]:
     """(name, factory, note) for S3 on moto-serialized and GCS on fake-gcs, when installed."""
-    from dw_testing.servers import fake_gcs, moto_serialized
+    from dw_testing.emulators import fake_gcs, moto_serialized
     from reference_engine.errors import StoreUnavailable
 
     candidates = [

@@ -17,7 +17,7 @@ import os
 import sys
 from typing import Any
 
-from dw_testing.prefixed import PrefixedStore
+from dw_testing.kit.prefixed import PrefixedStore
 from reference_engine.stores.registry import open_store
 
 URI_ENV = "DW_CONFORMANCE_STORE_URI"

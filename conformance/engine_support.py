@@ -7,7 +7,7 @@ under the names ``engine_variant`` and ``make_engine``::
 
 ``make_engine(store)`` builds the engine under test on any handle of the store under
 test: the reference engine, or the broken variant that ``DW_ENGINE_VARIANT`` names
-(:mod:`dw_testing.engine_variants`). Its clock is the test's ``dw_clock``, and its
+(:mod:`dw_testing.selftest.engine_variants`). Its clock is the test's ``dw_clock``, and its
 sleeper advances that clock, so a ``sleep:`` step or a wait for a dead claim holder
 costs no wall time.
 """
@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from dw_testing.clock import FakeClock
-from dw_testing.engine_variants import EngineVariant, selected_variant
-from dw_testing.gates import Gate, GateTimeout, Spawned
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.gates import Gate, GateTimeout, Spawned
+from dw_testing.selftest.engine_variants import EngineVariant, selected_variant
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found

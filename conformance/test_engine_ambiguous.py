@@ -25,7 +25,7 @@ from conformance.engine_support import (  # noqa: F401  (fixtures)
     make_engine_fixture,
     outcome_kind,
 )
-from dw_testing.faults import FaultyStore
+from dw_testing.kit.faults import FaultyStore
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal
 

@@ -22,7 +22,7 @@ from conformance.engine_support import (  # noqa: F401  (fixtures)
     is_slow,
     make_engine_fixture,
 )
-from dw_testing.faults import FaultyStore, SimulatedCrash, StoreCall
+from dw_testing.kit.faults import FaultyStore, SimulatedCrash, StoreCall
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal
 

@@ -20,9 +20,9 @@ from conformance.engine_support import (  # noqa: F401  (fixtures)
     engine_variant_fixture,
     round_trip_seconds,
 )
-from dw_testing.engine_variants import EngineVariant
 from dw_testing.models.wait_machine import wait_machine
-from dw_testing.profiles import active_profile, active_settings, seeded
+from dw_testing.plugin.profiles import active_profile, active_settings, seeded
+from dw_testing.selftest.engine_variants import EngineVariant
 
 pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent", "cross_handle")]
 

@@ -34,9 +34,9 @@ from conformance.engine_support import (  # noqa: F401  (fixtures)
     wait_records,
 )
 from conformance.racing import run_together
-from dw_testing.catalogue import DwChildTarget
-from dw_testing.clock import FakeClock
-from dw_testing.gates import GatedStore
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.gates import GatedStore
+from dw_testing.plugin.catalogue import DwChildTarget
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal

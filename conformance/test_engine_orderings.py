@@ -37,10 +37,10 @@ from conformance.engine_support import (  # noqa: F401  (fixtures)
     receipt_in_run,
     wait_records,
 )
-from dw_testing.catalogue import DwChildTarget
-from dw_testing.clock import FakeClock
-from dw_testing.faults import FaultyStore, SimulatedCrash
-from dw_testing.gates import GatedStore
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.faults import FaultyStore, SimulatedCrash
+from dw_testing.kit.gates import GatedStore
+from dw_testing.plugin.catalogue import DwChildTarget
 from reference_engine.records import keys
 from reference_engine.records.run_store import revision_numbers
 from reference_engine.refusals import Refusal

@@ -33,7 +33,6 @@ from conformance.engine_support import (  # noqa: F401  (fixtures)
     receipt_in_run,
 )
 from conformance.racing import run_together
-from dw_testing.clock import FakeClock
 from dw_testing.history import (
     Budget,
     HistoryLog,
@@ -41,7 +40,8 @@ from dw_testing.history import (
     Operation,
     assert_linearizable,
 )
-from dw_testing.profiles import rng
+from dw_testing.kit.clock import FakeClock
+from dw_testing.plugin.profiles import rng
 from reference_engine.engine import Engine
 from reference_engine.refusals import Refusal
 

@@ -15,8 +15,8 @@ import pytest
 
 from dw_testing.history import Budget, Operation, assert_linearizable
 from dw_testing.history.workload import run_processes, run_threads
-from dw_testing.procs import ChildTarget
-from dw_testing.profiles import rng
+from dw_testing.kit.procs import ChildTarget
+from dw_testing.plugin.profiles import rng
 
 pytestmark = [pytest.mark.dw_store_contract, pytest.mark.dw_requires("put_if_absent")]
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from dw_testing.models.store_machine import store_machine
-from dw_testing.profiles import active_settings, seeded
+from dw_testing.plugin.profiles import active_settings, seeded
 
 pytestmark = [pytest.mark.dw_store_contract]
 

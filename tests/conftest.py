@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dw_testing.clock import FakeClock
+from dw_testing.kit.clock import FakeClock
 from reference_engine.engine import Engine
 from reference_engine.stores.memory import MemoryStore
 

@@ -48,9 +48,56 @@ def test_imports_run_one_way() -> None:
     )
 
 
+# Inside dw_testing, each room may import only the rooms listed here (and reference_engine).
+# The kit is the floor: authors import it without pytest's plugin machinery.
+ROOMS_ALLOWED = {
+    "kit": set(),
+    "history": {"kit"},
+    "models": {"kit", "history"},
+    "emulators": {"kit", "plugin"},
+    "plugin": {"kit", "history", "models"},
+    "selftest": {"kit", "plugin"},
+}
+
+
+def _dw_testing_rooms_imported(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    rooms: set[str] = set()
+    for node in ast.walk(tree):
+        modules = (
+            [alias.name for alias in node.names] if isinstance(node, ast.Import)
+            else [node.module] if isinstance(node, ast.ImportFrom) and node.module
+            and node.level == 0 else []
+        )
+        for module in modules:
+            parts = module.split(".")
+            if parts[0] == "dw_testing" and len(parts) > 1:
+                rooms.add(parts[1])
+    return rooms
+
+
+def test_dw_testing_rooms_import_only_the_rooms_below_them() -> None:
+    offenders = []
+    for room, allowed in ROOMS_ALLOWED.items():
+        for path in sorted((ROOT / "dw_testing" / room).rglob("*.py")):
+            extra = _dw_testing_rooms_imported(path) - allowed - {room}
+            if extra:
+                offenders.append(f"{path.relative_to(ROOT)} imports dw_testing.{sorted(extra)}")
+    assert not offenders, "a room of dw_testing imports one above it:\n" + "\n".join(offenders)
+
+
+def test_every_dw_testing_folder_is_a_known_room() -> None:
+    folders = {p.name for p in (ROOT / "dw_testing").iterdir()
+               if p.is_dir() and p.name != "__pycache__"}
+    assert folders <= set(ROOMS_ALLOWED), (
+        f"dw_testing has folders {sorted(folders - set(ROOMS_ALLOWED))} with no import rule: "
+        "add them to ROOMS_ALLOWED in tests/test_project_rules.py"
+    )
+
+
 def test_import_checker_sees_a_backwards_import(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
-    sample.write_text("from dw_testing.spec import StoreSpec\nimport conformance.x\n")
+    sample.write_text("from dw_testing.kit.spec import StoreSpec\nimport conformance.x\n")
     assert _imported_top_levels(sample) & set(PACKAGES) == {"dw_testing", "conformance"}
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from dw_testing.history.events import Operation, OpName, merge_histories
 from dw_testing.history.recorder import HistoryLog, HistoryRecorder
-from dw_testing.procs import ChildTarget, run_in_children
+from dw_testing.kit.procs import ChildTarget, run_in_children
 from reference_engine.errors import StoreError
 
 Step = tuple[OpName, str, bytes | None]
@@ -116,7 +116,7 @@ def run_processes(target: ChildTarget, *, racers: int = 3, calls: int = 40,
                   keys: Sequence[str] = DEFAULT_KEYS, seed: int | str = 0) -> list[Operation]:
     """``racers`` child processes, each on its own handle, start their calls together.
 
-    Children run :func:`record_steps` through :mod:`dw_testing.procs`; their rows are merged
+    Children run :func:`record_steps` through :mod:`dw_testing.kit.procs`; their rows are merged
     by stamp. Stamps are ``time.monotonic_ns``: one clock for the whole host on Linux.
     """
     args = [[f"c{i}", _encoded(plan(seed, f"c{i}", calls, keys))] for i in range(racers)]

@@ -35,8 +35,8 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
 
-from dw_testing.clock import FakeClock
-from dw_testing.faults import FaultyStore, SimulatedCrash
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.faults import FaultyStore, SimulatedCrash
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
 from reference_engine.records.registration import decode_registration

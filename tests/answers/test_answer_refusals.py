@@ -23,8 +23,8 @@ from answer_helpers import (
     two_wait_workflow,
 )
 
-from dw_testing.clock import FakeClock
-from dw_testing.gates import GatedStore
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.gates import GatedStore
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found

@@ -16,7 +16,7 @@ import answer_steps
 import pytest
 from answer_helpers import YES, MakeEngine, applied, gate_workflow, snapshot
 
-from dw_testing.gates import GatedStore
+from dw_testing.kit.gates import GatedStore
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.run_store import newest_revision

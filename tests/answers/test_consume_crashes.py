@@ -14,8 +14,8 @@ import answer_steps
 import pytest
 from answer_helpers import YES, MakeEngine, applied, gate_workflow
 
-from dw_testing.clock import FakeClock
-from dw_testing.faults import FaultyStore, SimulatedCrash, StoreCall
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.faults import FaultyStore, SimulatedCrash, StoreCall
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found

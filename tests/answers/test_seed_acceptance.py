@@ -30,9 +30,9 @@ from answer_helpers import (
     snapshot,
 )
 
-from dw_testing.clock import FakeClock
-from dw_testing.faults import FaultyStore, SimulatedCrash
-from dw_testing.gates import GatedStore
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.faults import FaultyStore, SimulatedCrash
+from dw_testing.kit.gates import GatedStore
 from reference_engine import executor, secrets
 from reference_engine.engine import Engine
 from reference_engine.records import keys

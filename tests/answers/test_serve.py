@@ -23,9 +23,9 @@ import answer_steps
 import pytest
 from answer_helpers import YES, MakeEngine, applied, gate_workflow, snapshot
 
-from dw_testing.clock import FakeClock
-from dw_testing.faults import FaultyStore, SimulatedCrash
-from dw_testing.gates import GatedStore
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.faults import FaultyStore, SimulatedCrash
+from dw_testing.kit.gates import GatedStore
 from reference_engine.clock import SystemClock
 from reference_engine.engine import Engine
 from reference_engine.records import keys

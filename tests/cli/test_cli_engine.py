@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from cli_helpers import PLAIN_FLOW, WAIT_FLOW, Invoke
 
-from dw_testing.clock import FakeClock
+from dw_testing.kit.clock import FakeClock
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 APPROVE = '{"approved": true}'

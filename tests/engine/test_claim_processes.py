@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dw_testing.clock import FakeClock
+from dw_testing.kit.clock import FakeClock
 from reference_engine.claims import ClaimBook
 
 CHILD = """

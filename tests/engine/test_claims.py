@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from engine_helpers import YES, MakeEngine, approval_workflow, plain_workflow
 
-from dw_testing.clock import FakeClock
-from dw_testing.faults import FaultyStore, SimulatedCrash
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.faults import FaultyStore, SimulatedCrash
 from reference_engine.claims import ClaimBook
 from reference_engine.executor import FencedSaver
 from reference_engine.records import keys

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from engine_helpers import YES, approval_workflow
 
-from dw_testing.clock import FakeClock
-from dw_testing.faults import FaultyStore, SimulatedCrash
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.faults import FaultyStore, SimulatedCrash
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal

@@ -8,7 +8,7 @@ from importlib import resources
 import pytest
 from engine_helpers import NO, YES, MakeEngine, approval_workflow, plain_workflow
 
-from dw_testing.clock import FakeClock
+from dw_testing.kit.clock import FakeClock
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.run_store import revision_numbers
@@ -92,7 +92,7 @@ def test_serve_once_resumes_only_runs_whose_waits_all_have_outcomes(
 def test_competing_schedulers_apply_an_answer_once(
     store: MemoryStore, make_engine: MakeEngine
 ) -> None:
-    from dw_testing.gates import GatedStore
+    from dw_testing.kit.gates import GatedStore
 
     engine = make_engine(store)
     view = engine.run(approval_workflow())
@@ -153,7 +153,7 @@ def test_answer_refusals_write_nothing(engine: Engine, store: MemoryStore) -> No
 
 def test_answer_to_a_running_run_is_not_suspended(store: MemoryStore,
                                                   make_engine: MakeEngine) -> None:
-    from dw_testing.gates import GatedStore
+    from dw_testing.kit.gates import GatedStore
 
     gated = GatedStore(store)
     refusals: list[Refusal] = []

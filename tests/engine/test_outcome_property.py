@@ -14,7 +14,7 @@ from engine_helpers import YES, approval_workflow
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dw_testing.clock import FakeClock
+from dw_testing.kit.clock import FakeClock
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal

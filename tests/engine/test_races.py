@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from engine_helpers import YES, MakeEngine, approval_workflow
 
-from dw_testing.clock import FakeClock
-from dw_testing.gates import GatedStore
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.gates import GatedStore
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.outcome import decode_outcome
@@ -193,7 +193,7 @@ def test_a_wait_registered_but_never_saved_is_closed_when_the_run_is_cancelled(
     store: MemoryStore, make_engine: MakeEngine
 ) -> None:
     """Crash between register and the waiting save, then cancel: no signal may win later."""
-    from dw_testing.faults import FaultyStore, SimulatedCrash
+    from dw_testing.kit.faults import FaultyStore, SimulatedCrash
 
     faulty = FaultyStore(store)
     faulty.crash("put_if_absent", key=WAITS, point="after_commit")

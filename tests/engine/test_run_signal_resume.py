@@ -7,7 +7,7 @@ import json
 import pytest
 from engine_helpers import NO, YES, MakeEngine, approval_workflow, plain_workflow
 
-from dw_testing.clock import FakeClock
+from dw_testing.kit.clock import FakeClock
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal
@@ -331,7 +331,7 @@ def test_a_step_error_quoting_a_credential_is_redacted(engine: Engine) -> None:
 def test_a_store_error_while_saving_is_not_recorded_as_a_step_failure(
     store: MemoryStore, make_engine: MakeEngine
 ) -> None:
-    from dw_testing.faults import FaultyStore
+    from dw_testing.kit.faults import FaultyStore
     from reference_engine.errors import StoreError
 
     faulty = FaultyStore(store)

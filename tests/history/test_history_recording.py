@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from dw_testing.faults import FaultyStore
 from dw_testing.history.checker import check_history
 from dw_testing.history.events import Operation, dump_jsonl, load_jsonl, merge_histories
 from dw_testing.history.recorder import HistoryLog, HistoryRecorder
 from dw_testing.history.workload import plan, run_threads
+from dw_testing.kit.faults import FaultyStore
 from reference_engine.errors import TransientStoreError
 from reference_engine.stores.memory import MemoryStore
 

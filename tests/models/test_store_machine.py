@@ -11,12 +11,12 @@ import pytest
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from dw_testing.kit.prefixed import PrefixedStore
 from dw_testing.models.store_machine import model_list, store_machine
-from dw_testing.mutants.base import Backing, CorrectStore
-from dw_testing.mutants.create import OverwritingCreate
-from dw_testing.mutants.listing import NamePrefixList
-from dw_testing.mutants.readwrite import UnsharedHandles
-from dw_testing.prefixed import PrefixedStore
+from dw_testing.selftest.mutants.base import Backing, CorrectStore
+from dw_testing.selftest.mutants.create import OverwritingCreate
+from dw_testing.selftest.mutants.listing import NamePrefixList
+from dw_testing.selftest.mutants.readwrite import UnsharedHandles
 from reference_engine.stores.memory import MemoryStore
 
 SETTINGS = settings(max_examples=100, stateful_step_count=10, deadline=None, database=None,

@@ -14,9 +14,9 @@ from urllib.parse import urlsplit
 import pytest
 from hosts import Bucket, Host
 
-from dw_testing.clock import FakeClock
-from dw_testing.servers import PROVIDERS
-from dw_testing.spec import StoreSpec
+from dw_testing.emulators import PROVIDERS
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.spec import StoreSpec
 
 # SeaweedFS (a real object store, the slow extra) joins under -m slow only.
 EMULATORS = ("moto-serialized", "fake-gcs", pytest.param("seaweedfs", marks=pytest.mark.slow))
@@ -27,7 +27,7 @@ def bucket(request: pytest.FixtureRequest) -> Iterator[StoreSpec]:
     """A shared bucket on a loopback emulator, started by its provider for the session."""
     provider = PROVIDERS.get(request.param)
     if request.param == "seaweedfs":
-        from dw_testing.servers.seaweedfs import seaweedfs, weed_binary
+        from dw_testing.emulators.seaweedfs import seaweedfs, weed_binary
 
         try:
             weed_binary()

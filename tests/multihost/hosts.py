@@ -12,7 +12,7 @@ from typing import Any
 
 from flows import GATE_FLOW
 
-from dw_testing.clock import FakeClock
+from dw_testing.kit.clock import FakeClock
 from reference_engine.stores.contract import close_store
 from reference_engine.stores.registry import open_store
 

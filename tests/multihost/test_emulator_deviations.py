@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from dw_testing.deviations import KNOWN_DEVIATIONS
-from dw_testing.servers import moto_raw
-from dw_testing.spec import StoreSpec
+from dw_testing.emulators import moto_raw
+from dw_testing.kit.spec import StoreSpec
+from dw_testing.plugin.deviations import KNOWN_DEVIATIONS
 
 # The registry's copy_object entry waits for a suite test, which our S3 store (it never
 # copies) cannot have; this test applies it by hand while its moto version is installed.

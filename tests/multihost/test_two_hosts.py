@@ -13,7 +13,7 @@ import json
 import pytest
 from hosts import REFUSED, Bucket, Host
 
-from dw_testing.clock import FakeClock
+from dw_testing.kit.clock import FakeClock
 
 APPROVED = json.dumps({"approved": True})
 REJECTED = json.dumps({"approved": False})

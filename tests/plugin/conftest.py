@@ -11,7 +11,7 @@ import pytest
 STORES = '''
 import contextlib, os, pathlib, uuid
 from reference_engine.stores.memory import MemoryStore
-from dw_testing.spec import StoreSpec
+from dw_testing.kit.spec import StoreSpec
 
 NAME = "plugin-test-" + uuid.uuid4().hex
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dw_testing.catalogue import (
+from dw_testing.plugin.catalogue import (
     CatalogueError,
     EnteredStores,
     aliases,
@@ -78,6 +78,6 @@ def test_duplicate_names_get_distinct_test_ids() -> None:
 
 
 def test_a_server_provider_named_by_import_path_keeps_its_built_in_alias() -> None:
-    entry = resolve("dw_testing.servers.moto:moto_raw", session="s", rootpath=None)
+    entry = resolve("dw_testing.emulators.moto:moto_raw", session="s", rootpath=None)
     assert aliases(entry) == {"moto_raw", "moto"}
     assert aliases(resolve("memory", session="s", rootpath=None)) == {"memory"}

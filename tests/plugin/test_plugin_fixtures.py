@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dw_testing.capabilities import conformance_test
+from dw_testing.plugin.capabilities import conformance_test
 
 
 def test_dw_clock_is_a_fake_clock_a_cli_process_can_share(pytester: pytest.Pytester) -> None:
@@ -39,7 +39,7 @@ def test_a_cross_process_store_without_a_uri_fails_with_the_fix(
 
 def test_conformance_test_marks_level_and_requirements(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_mine="""
-        from dw_testing.capabilities import conformance_test
+        from dw_testing.plugin.capabilities import conformance_test
 
         @conformance_test("put_if_absent", "cross_process")
         def test_needs_processes(dw_store):

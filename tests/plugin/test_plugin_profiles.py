@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
-from dw_testing import profiles
+from dw_testing.plugin import profiles
 
 COUNTING = """
 from hypothesis import given, settings, strategies as st
@@ -42,7 +42,7 @@ def test_the_profile_sets_the_effort_of_store_tests_only(
 def test_an_explicit_settings_decorator_wins(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_explicit="""
         from hypothesis import given, settings, strategies as st
-        from dw_testing.profiles import dw_settings
+        from dw_testing.plugin.profiles import dw_settings
 
         calls = []
 
@@ -67,7 +67,7 @@ def test_an_explicit_settings_decorator_wins(pytester: pytest.Pytester) -> None:
 SEEDED = """
 import random
 from hypothesis import given, strategies as st
-from dw_testing.profiles import rng
+from dw_testing.plugin.profiles import rng
 
 @given(st.integers())
 def test_record(dw_store, n):

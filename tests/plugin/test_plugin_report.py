@@ -11,8 +11,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from dw_testing.deviations import KNOWN_DEVIATIONS, KnownDeviation, from_pyproject
-from dw_testing.report import REPORT_SCHEMA, ReportBuilder, worst
+from dw_testing.plugin.deviations import KNOWN_DEVIATIONS, KnownDeviation, from_pyproject
+from dw_testing.plugin.report import REPORT_SCHEMA, ReportBuilder, worst
 
 MIXED = """
 import pytest
@@ -241,7 +241,7 @@ def test_deviation_entries_are_tied_to_an_installed_version() -> None:
 
 
 def test_the_built_in_registry_names_known_stores_and_upstream_references() -> None:
-    from dw_testing.catalogue import builtin_names
+    from dw_testing.plugin.catalogue import builtin_names
 
     assert {d.store for d in KNOWN_DEVIATIONS} <= set(builtin_names())
     for deviation in KNOWN_DEVIATIONS:
@@ -266,7 +266,7 @@ def test_a_capability_takes_the_worst_outcome_in_the_documented_order() -> None:
 
 
 def test_a_markdown_report_path_does_not_overwrite_itself(tmp_path: Path) -> None:
-    from dw_testing.report import write
+    from dw_testing.plugin.report import write
 
     report = ReportBuilder().build(stores=["m"], profile="ci", seed=None)
     md = write(report, tmp_path / "r.md")
@@ -309,4 +309,4 @@ def test_every_built_in_deviation_names_a_test_the_suite_has(pytester: pytest.Py
             continue
         assert fnmatch.filter(keys, deviation.test), (
             f"{deviation.store} deviation {deviation.test!r} matches no suite test; a suite "
-            "test was renamed, so update dw_testing/deviations.py")
+            "test was renamed, so update dw_testing/plugin/deviations.py")

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from dw_testing.servers.seaweedfs import seaweedfs, weed_binary
-from dw_testing.spec import StoreSpec
+from dw_testing.emulators.seaweedfs import seaweedfs, weed_binary
+from dw_testing.kit.spec import StoreSpec
 
 
 @pytest.fixture(scope="session")

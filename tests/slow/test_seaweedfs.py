@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from dw_testing.servers.seaweedfs import STRICT_DEVIATION, deviations_toml
-from dw_testing.spec import StoreSpec
+from dw_testing.emulators.seaweedfs import STRICT_DEVIATION, deviations_toml
+from dw_testing.kit.spec import StoreSpec
 from reference_engine.stores.contract import close_store
 
 pytestmark = pytest.mark.slow
 
 RACERS = 8
-PROVIDER = "dw_testing.servers.seaweedfs:seaweedfs"
+PROVIDER = "dw_testing.emulators.seaweedfs:seaweedfs"
 # The suite meets SeaweedFS's directory-entry bug on some runs only; this test meets it
 # every time, so it holds the deviation strictly while the pinned version is installed.
 DIRECTORY_ENTRY_BUG = ([pytest.mark.xfail(strict=True, reason=STRICT_DEVIATION.xfail_reason())]

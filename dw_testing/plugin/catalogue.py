@@ -1,0 +1,408 @@
+"""The store catalogue: turn ``--dw-store`` values into StoreSpecs, entered once per session.
+
+A value is, in this order of precedence:
+
+1. a name from ``[tool.dw-testing.stores.NAME]`` in the rootdir's ``pyproject.toml``;
+2. a built-in name (``memory``, ``file``, ``sqlite``, ``moto``, ``moto-serialized``,
+   ``fake-gcs``, ``gcs-open-xb-example``);
+3. a name registered in the ``dw_testing.stores`` entry-point group;
+4. a URI (``scheme://...``);
+5. an import path ``package.module:obj`` naming a factory, a provider or a ``StoreSpec``.
+
+A *factory* is a zero-argument callable returning a new handle per call, with optional
+``.capabilities``. A *provider* is a zero-argument callable returning a context manager that
+yields a ``StoreSpec``. The catalogue calls the object once to tell them apart: a result with
+``__enter__`` and without ``get``/``put`` is a provider's context manager.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import tempfile
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from dw_testing.kit.prefixed import PrefixedStore
+from dw_testing.kit.spec import CAPABILITIES, StoreSpec, UnknownCapability, check_capability_names
+from reference_engine.stores.contract import close_store
+from reference_engine.stores.registry import ENTRY_POINT_GROUP, load_object, open_store
+
+Provider = Callable[[], AbstractContextManager[StoreSpec]]
+
+# Built-in names served by emulator fixtures, resolved lazily so the catalogue imports no server.
+SERVER_PROVIDERS: Mapping[str, str] = {
+    "moto": "dw_testing.emulators.moto:moto_raw",
+    "moto-serialized": "dw_testing.emulators.moto:moto_serialized",
+    "fake-gcs": "dw_testing.emulators.fake_gcs:fake_gcs",
+    "gcs-open-xb-example": "dw_testing.emulators.fake_gcs:gcs_open_xb_example",
+}
+BUILTIN_DESCRIPTIONS: Mapping[str, str] = {
+    "memory": "in-process memory store shared by name for the session",
+    "file": "filesystem store in a temporary directory (fsync off)",
+    "sqlite": "SQLite store in a temporary database",
+    "moto": "S3 store on a raw moto server (its IfNoneMatch check is not atomic)",
+    "moto-serialized": "S3 store on a moto server serialised by one lock",
+    "fake-gcs": "GCS store (multipart creates) on fake-gcs-server",
+    "gcs-open-xb-example": "a GCS store that creates through resumable uploads (a broken example)",
+}
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+class CatalogueError(ValueError):
+    """A ``--dw-store`` value or a ``[tool.dw-testing]`` entry that cannot be used."""
+
+
+@dataclass(frozen=True)
+class DwChildTarget:
+    """What a child process needs to open the same corner of the store as the test."""
+
+    uri: str
+    prefix: str
+
+    def open(self) -> PrefixedStore:
+        """``PrefixedStore(open_store(uri), prefix)``: a fresh handle, in any process."""
+        return PrefixedStore(open_store(self.uri), self.prefix)
+
+
+@dataclass(frozen=True)
+class StoreEntry:
+    """One resolved ``--dw-store`` value: how to enter it and what it is called in test ids."""
+
+    name: str
+    source: str
+    open: Callable[[], AbstractContextManager[StoreSpec]]
+    overrides: Mapping[str, bool] = field(default_factory=dict)
+    description: str = ""
+
+
+# --- pyproject -------------------------------------------------------------------------------
+
+
+def read_pyproject_stores(rootpath: Path | None) -> dict[str, dict[str, Any]]:
+    """The ``[tool.dw-testing.stores]`` table of ``rootpath/pyproject.toml`` (``{}`` if none)."""
+    if rootpath is None:
+        return {}
+    path = rootpath / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogueError(f"{path} is not valid TOML ({exc}); fix it or remove it") from None
+    stores = data.get("tool", {}).get("dw-testing", {}).get("stores", {})
+    if not isinstance(stores, dict):
+        raise CatalogueError(f"{path}: [tool.dw-testing.stores] must be a table of tables")
+    return stores
+
+
+def read_pyproject_tool(rootpath: Path | None) -> dict[str, Any]:
+    """The whole ``[tool.dw-testing]`` table (``{}`` if none)."""
+    if rootpath is None or not (rootpath / "pyproject.toml").is_file():
+        return {}
+    try:
+        data = tomllib.loads((rootpath / "pyproject.toml").read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError:
+        return {}
+    tool = data.get("tool", {}).get("dw-testing", {})
+    return tool if isinstance(tool, dict) else {}
+
+
+def _pyproject_entry(name: str, table: object, session: str) -> StoreEntry:
+    where = f"[tool.dw-testing.stores.{name}] in pyproject.toml"
+    if not isinstance(table, dict):
+        raise CatalogueError(f"{where} must be a table with `obj` or `uri`")
+    unknown_keys = sorted(set(table) - {"obj", "uri", "capabilities", "description"})
+    if unknown_keys:
+        raise CatalogueError(
+            f"{where} has unknown key(s) {', '.join(unknown_keys)}; "
+            "allowed: obj, uri, capabilities, description"
+        )
+    capabilities = table.get("capabilities", {})
+    if not isinstance(capabilities, dict):
+        raise CatalogueError(
+            f"{where}: `capabilities` must be a table like {{cross_process = true}}"
+        )
+    _check_names(capabilities, where)
+    if ("obj" in table) == ("uri" in table):
+        raise CatalogueError(f"{where} needs exactly one of `obj = \"pkg.mod:factory\"` or `uri`")
+    target = str(table.get("obj") or table.get("uri"))
+    inner = _resolve_target(target, name, session)
+    return replace(
+        inner,
+        source=f"pyproject.toml ({target})",
+        overrides={k: bool(v) for k, v in capabilities.items()},
+        description=str(table.get("description", "")),
+    )
+
+
+def _check_names(capabilities: Mapping[str, object], where: str) -> None:
+    try:
+        check_capability_names(capabilities, where=where)
+    except UnknownCapability as exc:
+        raise CatalogueError(str(exc)) from None
+
+
+# --- built-ins -------------------------------------------------------------------------------
+
+
+def _memory_provider(session: str, name: str = "") -> Provider:
+    space = name or f"dwc-{session}"
+
+    @contextlib.contextmanager
+    def provide() -> Iterator[StoreSpec]:
+        from reference_engine.stores.memory import MemoryStore
+
+        yield StoreSpec(factory=lambda: MemoryStore(space), uri=f"memory://{space}", name="memory")
+
+    return provide
+
+
+def _file_provider() -> Iterator[StoreSpec]:
+    with tempfile.TemporaryDirectory(prefix="dw-file-") as root:
+        uri = f"file://{root}?fsync=0"
+        yield StoreSpec(factory=lambda: open_store(uri), uri=uri, name="file")
+
+
+def _sqlite_provider() -> Iterator[StoreSpec]:
+    with tempfile.TemporaryDirectory(prefix="dw-sqlite-") as root:
+        uri = f"sqlite:///{root}/dw.db"
+        yield StoreSpec(factory=lambda: open_store(uri), uri=uri, name="sqlite")
+
+
+def _lazy_provider(import_path: str) -> Provider:
+    def provide() -> AbstractContextManager[StoreSpec]:
+        return _enter_object(load_object(import_path), import_path)
+
+    return provide
+
+
+def builtin_names() -> list[str]:
+    return ["memory", "file", "sqlite", *SERVER_PROVIDERS]
+
+
+def _builtin_entry(name: str, session: str) -> StoreEntry:
+    opener: Provider
+    if name == "memory":
+        opener = _memory_provider(session)
+    elif name == "file":
+        opener = contextlib.contextmanager(_file_provider)
+    elif name == "sqlite":
+        opener = contextlib.contextmanager(_sqlite_provider)
+    else:
+        opener = _lazy_provider(SERVER_PROVIDERS[name])
+    return StoreEntry(name=name, source="built-in", open=opener,
+                      description=BUILTIN_DESCRIPTIONS.get(name, ""))
+
+
+# --- objects: factories, providers, specs ----------------------------------------------------
+
+
+def _is_handle(made: object) -> bool:
+    return hasattr(made, "get") or hasattr(made, "put")
+
+
+@contextlib.contextmanager
+def _enter_object(obj: object, label: str) -> Iterator[StoreSpec]:
+    """Enter a factory, a provider or a StoreSpec; yields the spec for the session."""
+    if isinstance(obj, StoreSpec):
+        yield obj
+        return
+    if not callable(obj):
+        raise CatalogueError(
+            f"store {label!r} is neither callable nor a StoreSpec; point at a zero-argument "
+            "factory, a provider returning a context manager, or a StoreSpec"
+        )
+    made = obj()
+    if hasattr(made, "__enter__") and not _is_handle(made):
+        with made as spec:
+            if not isinstance(spec, StoreSpec):
+                raise CatalogueError(
+                    f"provider {label!r} yielded {type(spec).__name__}, not a StoreSpec; "
+                    "yield StoreSpec(factory, uri, capabilities)"
+                )
+            yield spec
+        return
+    close_store(made)  # the sample call only told us what `obj` is
+    declared = getattr(obj, "capabilities", {}) or {}
+    yield StoreSpec(factory=obj, uri=label if _IMPORT_PATH.match(label) else None,
+                    capabilities=dict(declared), name=label)
+
+
+def _check_object_capabilities(obj: object, label: str) -> None:
+    declared = getattr(obj, "capabilities", None)
+    if isinstance(obj, StoreSpec) or declared is None:
+        return
+    if not isinstance(declared, Mapping):
+        raise CatalogueError(
+            f"{label}.capabilities must be a mapping like {{'cross_process': True}}"
+        )
+    _check_names(declared, f"store {label!r}")
+
+
+def _short_import_name(path: str) -> str:
+    return path.rpartition(":")[2].rpartition(".")[2]
+
+
+def _short_uri_name(uri: str) -> str:
+    return uri.split("://", 1)[0].lower()
+
+
+def _resolve_target(value: str, name: str | None, session: str) -> StoreEntry:
+    """A URI or an import path (no names)."""
+    if _URI.match(value):
+        scheme = _short_uri_name(value)
+        if scheme == "memory":
+            space = value.split("://", 1)[1].split("?", 1)[0].strip("/")
+            return StoreEntry(name=name or "memory", source=value,
+                              open=_memory_provider(session, space))
+        uri = value
+
+        @contextlib.contextmanager
+        def provide() -> Iterator[StoreSpec]:
+            yield StoreSpec(factory=lambda: open_store(uri), uri=uri, name=name or scheme)
+
+        return StoreEntry(name=name or scheme, source=value, open=provide)
+    if _IMPORT_PATH.match(value):
+        try:
+            obj = load_object(value)
+        except Exception as exc:
+            raise CatalogueError(str(exc)) from None
+        _check_object_capabilities(obj, value)
+        label = name or _short_import_name(value)
+        return StoreEntry(name=label, source=value, open=lambda: _enter_object(obj, value))
+    raise CatalogueError(
+        f"store {value!r} is neither a known name, a URI (scheme://...) nor an import path "
+        "(package.module:factory); for a directory write file:///abs/path"
+    )
+
+
+def _entry_point_entry(name: str, obj: object, target: str) -> StoreEntry:
+    _check_object_capabilities(obj, name)
+    return StoreEntry(name=name, source=f"entry point {target}",
+                      open=lambda: _enter_object(obj, target))
+
+
+def _entry_point_names() -> list[str]:
+    return sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+
+
+def resolve(value: str, *, session: str, rootpath: Path | None) -> StoreEntry:
+    """One ``--dw-store`` value -> a StoreEntry; raises CatalogueError that lists known names."""
+    configured = read_pyproject_stores(rootpath)
+    if value in configured:
+        entry = _pyproject_entry(value, configured[value], session)
+        return replace(entry, name=value)
+    if value in builtin_names():
+        return _builtin_entry(value, session)
+    if re.fullmatch(r"[A-Za-z][\w-]*", value):
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name == value:
+                return _entry_point_entry(value, ep.load(), ep.value)
+        raise CatalogueError(
+            f"unknown store name {value!r}; known names: {', '.join(known_names(rootpath))}. "
+            "You can also pass a URI (memory://, file:///abs/path, sqlite:///path.db, ...) or "
+            "an import path package.module:factory"
+        )
+    return _resolve_target(value, None, session)
+
+
+def known_names(rootpath: Path | None) -> list[str]:
+    names = [*read_pyproject_stores(rootpath), *builtin_names(), *_entry_point_names()]
+    return list(dict.fromkeys(names))
+
+
+def describe_known(rootpath: Path | None) -> list[tuple[str, str, str]]:
+    """(name, where it comes from, description) for ``--dw-stores``."""
+    rows: list[tuple[str, str, str]] = []
+    for name, table in read_pyproject_stores(rootpath).items():
+        target = table.get("obj") or table.get("uri") if isinstance(table, dict) else "?"
+        rows.append((name, f"pyproject.toml ({target})",
+                     str(table.get("description", "")) if isinstance(table, dict) else ""))
+    seen = {row[0] for row in rows}
+    for name in builtin_names():
+        if name not in seen:
+            rows.append((name, "built-in", BUILTIN_DESCRIPTIONS.get(name, "")))
+    seen |= set(builtin_names())
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in seen:
+            rows.append((ep.name, f"entry point {ep.value}", ""))
+            seen.add(ep.name)
+    return rows
+
+
+def aliases(entry: StoreEntry) -> set[str]:
+    """The entry's name plus the built-in name whose provider it points at, if any."""
+    names = {entry.name}
+    names.update(name for name, path in SERVER_PROVIDERS.items() if path == entry.source)
+    return names
+
+
+def unique_ids(entries: list[StoreEntry]) -> list[StoreEntry]:
+    """Give every entry a distinct test-id name (``memory``, ``memory-2``, ...)."""
+    seen: dict[str, int] = {}
+    result = []
+    for entry in entries:
+        count = seen.get(entry.name, 0) + 1
+        seen[entry.name] = count
+        result.append(entry if count == 1 else replace(entry, name=f"{entry.name}-{count}"))
+    return result
+
+
+# --- the session's entered stores ------------------------------------------------------------
+
+
+class EnteredStores:
+    """Enters each entry's provider at most once and exits them all at the end."""
+
+    def __init__(self) -> None:
+        self._stack = contextlib.ExitStack()
+        self._specs: dict[str, StoreSpec] = {}
+        self._caps: dict[str, dict[str, bool]] = {}
+        self._entries: dict[str, StoreEntry] = {}
+
+    def spec(self, entry: StoreEntry) -> StoreSpec:
+        if entry.name not in self._specs:
+            spec = self._stack.enter_context(entry.open())
+            merged = {**spec.capabilities, **entry.overrides}
+            self._specs[entry.name] = replace(spec, name=entry.name, capabilities=merged)
+            self._entries[entry.name] = entry
+        return self._specs[entry.name]
+
+    def capabilities(self, entry: StoreEntry) -> dict[str, bool]:
+        if entry.name not in self._caps:
+            spec = self.spec(entry)
+            sample = spec.factory()
+            try:
+                self._caps[entry.name] = spec.resolved_capabilities(sample)
+            finally:
+                close_store(sample)
+        return dict(self._caps[entry.name])
+
+    def entered(self) -> dict[str, StoreSpec]:
+        return dict(self._specs)
+
+    def close(self) -> None:
+        self._specs.clear()
+        self._caps.clear()
+        self._stack.close()
+
+
+def capability_hint(store: str, capability: str) -> str:
+    """The skip reason for an undeclared capability, with how to declare it."""
+    return (
+        f"store {store} does not declare capability {capability}; declare it with "
+        f"`capabilities = {{{capability} = true}}` under [tool.dw-testing.stores.{store}] in "
+        f"pyproject.toml, `factory.capabilities = {{'{capability}': True}}`, or "
+        f"StoreSpec(capabilities=...) in a provider"
+    )
+
+
+def known_capabilities() -> list[str]:
+    return sorted(CAPABILITIES)

@@ -1,0 +1,165 @@
+"""``dw conformance``: the conformance run as one command, for a backend's CI.
+
+It runs the same pytest run as ``pytest --dw-store=...`` (in a subprocess, so the report is the
+one pytest writes), streams pytest's progress to stderr, then prints the capability table.
+Exit codes: 0 all good, 1 any FAIL (or the run could not complete), 2 bad usage,
+4 UNKNOWN (a history check out of budget) with no FAIL.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from dw_testing.plugin.report import OUTCOME_ORDER, markdown_path
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 4
+PROFILE_NAMES = ("quick", "ci", "thorough")
+# pytest's own exit codes we translate (2 interrupted, 3 internal error, 4 usage, 5 no tests).
+_PYTEST_USAGE, _PYTEST_NO_TESTS = 4, 5
+# The project's own addopts (perhaps its own --dw-store list) and collection patterns must not
+# change which stores run or which suite tests are found; its other ini settings still apply.
+_NEUTRAL_INI = ("-o", "addopts=", "-o", "python_files=test_*.py", "-o", "python_classes=Test",
+                "-o", "python_functions=test")
+_STYLES = {"FAIL": "bold red", "UNKNOWN": "bold yellow", "PASS": "green", "XFAIL": "cyan",
+           "SKIP": "dim"}
+
+
+def pytest_command(
+    stores: Sequence[str], report: Path, *, profile: str, seed: int | None,
+    workers: str | None, rootdir: Path, extra: Sequence[str] = (),
+) -> list[str]:
+    """The pytest command line ``dw conformance`` runs (only the suite, rooted at ``rootdir``)."""
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE",
+               "--rootdir", str(rootdir), *_NEUTRAL_INI, "--dw-suite-only",
+               "--dw-allow-unknown", "--dw-report", str(report), "--dw-profile", profile]
+    for store in stores:
+        command.append(f"--dw-store={store}")
+    if seed is not None:
+        command += ["--dw-seed", str(seed)]
+    if workers:
+        command += ["-n", workers]
+    return [*command, *extra]
+
+
+def exit_code(report: Mapping[str, Any] | None, pytest_returncode: int) -> int:
+    """1 on any FAIL, else 4 on any UNKNOWN, else 0; a run without a report is a failure."""
+    if report is None:
+        return EXIT_USAGE if pytest_returncode == _PYTEST_USAGE else EXIT_FAIL
+    outcomes = {test["outcome"] for test in report.get("tests", [])}
+    if "FAIL" in outcomes or pytest_returncode not in (0, _PYTEST_NO_TESTS):
+        return EXIT_FAIL  # pytest failed something, even outside the report (a collection error)
+    if "UNKNOWN" in outcomes:
+        return EXIT_UNKNOWN
+    if pytest_returncode == _PYTEST_NO_TESTS or not outcomes:
+        return EXIT_FAIL  # nothing ran: a green build would be a lie
+    return EXIT_OK
+
+
+def capability_table(report: Mapping[str, Any]) -> Table:
+    stores: list[str] = list(report["stores"])
+    by_store: Mapping[str, Mapping[str, Any]] = report.get("by_store", {})
+    table = Table(title=f"dw conformance (profile {report['profile']}, seed {report['seed']})")
+    table.add_column("capability")
+    for store in stores:
+        table.add_column(store)
+    for name in sorted(report["capabilities"]):
+        cells = []
+        for store in stores:
+            outcome = by_store.get(store, {}).get(name, {}).get("outcome", "-")
+            style = _STYLES.get(outcome, "")
+            cells.append(f"[{style}]{outcome}[/]" if style else outcome)
+        table.add_row(name, *cells)
+    return table
+
+
+def _run(command: list[str], cwd: Path, scratch: Path) -> int:
+    """Run pytest, copying its output to stderr as it comes (stdout stays for the table)."""
+    env = dict(os.environ)
+    # Hypothesis caches under ./.hypothesis; a CI run should leave the checkout as it was.
+    env.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(scratch / "hypothesis"))
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, bufsize=1) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        return process.wait()
+
+
+def _self_test(console: Console) -> int:
+    try:
+        killmatrix = importlib.import_module("dw_testing.selftest.killmatrix")
+    except ImportError:
+        console.print("[red]the kill matrix (dw_testing.selftest.killmatrix) is not installed[/]")
+        return EXIT_FAIL
+    runner = getattr(killmatrix, "main", None) or getattr(killmatrix, "run", None)
+    if runner is None:
+        console.print("[red]dw_testing.selftest.killmatrix has no main() to run[/]")
+        return EXIT_FAIL
+    result = runner()
+    return int(result) if isinstance(result, int) else EXIT_OK
+
+
+@click.command("conformance")
+@click.option("--store", "stores", multiple=True, metavar="URI|NAME|module:obj",
+              help="store to test; repeat for several. Names: pytest --dw-stores")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="write the JSON report here (and a .md matrix beside it)")
+@click.option("--profile", type=click.Choice(PROFILE_NAMES), default="ci", show_default=True,
+              help="Hypothesis effort")
+@click.option("--seed", type=int, default=None, help="reproduce a run (its report names it)")
+@click.option("-n", "--workers", default=None, metavar="N|auto",
+              help="run in parallel with pytest-xdist")
+@click.option("--self-test", is_flag=True,
+              help="run the suite against every mutant store and print the kill matrix")
+@click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
+def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
+                seed: int | None, workers: str | None, self_test: bool,
+                pytest_args: tuple[str, ...]) -> None:
+    """Run the conformance suite against a store and gate on the result.
+
+    Extra arguments after -- go to pytest, e.g. `dw conformance --store memory -- -m dw_engine`.
+    Exits 0 when every test passed, was skipped or is a known deviation; 1 on any FAIL;
+    4 when a history check ran out of budget (UNKNOWN) and nothing failed.
+    """
+    console = Console()
+    if self_test:
+        sys.exit(_self_test(console))
+    if not stores:
+        raise click.UsageError(
+            "name a store: dw conformance --store memory:// (or a name from "
+            "`pytest --dw-stores`, or package.module:factory)"
+        )
+    cwd = Path.cwd()
+    with tempfile.TemporaryDirectory(prefix="dw-conformance-") as scratch:
+        target = report_path.resolve() if report_path else Path(scratch) / "report.json"
+        command = pytest_command(stores, target, profile=profile, seed=seed, workers=workers,
+                                 rootdir=cwd, extra=pytest_args)
+        returncode = _run(command, cwd, Path(scratch))
+        report = json.loads(target.read_text(encoding="utf-8")) if target.is_file() else None
+    if report is None:
+        console.print(f"[red]pytest exited {returncode} without writing a report; see its "
+                      "output above[/]")
+    else:
+        console.print(capability_table(report))
+        failing = [t for t in report["tests"] if t["outcome"] in ("FAIL", "UNKNOWN")]
+        for test in failing:
+            console.print(f"{test['outcome']} {test['nodeid']}: {test['reason']}", markup=False,
+                          highlight=False, soft_wrap=True)
+        if report_path:
+            console.print(f"report: {target} (matrix: {markdown_path(target)})",
+                          markup=False, soft_wrap=True)
+        console.print("outcomes, worst first: " + " > ".join(OUTCOME_ORDER), markup=False)
+    sys.exit(exit_code(report, returncode))

@@ -1,0 +1,131 @@
+"""Deliberately broken stores (SPEC §6.6): every one must fail the conformance suite.
+
+Each name below is a provider usable as ``--dw-store=dw_testing.mutants:<name>``;
+:data:`STORE_MUTANTS` lists them with the one defect each carries.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from dw_testing.selftest.mutants.base import CorrectStore, Provider, memory_provider
+from dw_testing.selftest.mutants.create import (
+    CheckThenWriteCreate,
+    ConflictReportedAsExists,
+    CreateOverwritesPutRecord,
+    FalseDuringConcurrentDelete,
+    FalseToWinner,
+    InPlaceCreate,
+    OverwritingCreate,
+    SameValueWinsAgain,
+)
+from dw_testing.selftest.mutants.delete import DeleteBlocksRecreate, DeleteMissingRaises
+from dw_testing.selftest.mutants.keys import AcceptsTraversalKeys, CaseFoldedKeys
+from dw_testing.selftest.mutants.listing import DirectChildrenList, NamePrefixList, UnsortedList
+from dw_testing.selftest.mutants.processes import RacyBetweenProcesses, racy_between_processes
+from dw_testing.selftest.mutants.readwrite import (
+    EmptyValueAsNone,
+    LosesWriteOnReopen,
+    StaleCacheAfterCreate,
+    TornPut,
+    TruncatesLargeValues,
+    UnsharedHandles,
+)
+from dw_testing.selftest.mutants.registry import MutantInfo, MutantLevel
+
+check_then_write_create = memory_provider("check_then_write_create", CheckThenWriteCreate)
+overwriting_create = memory_provider("overwriting_create", OverwritingCreate)
+in_place_create = memory_provider("in_place_create", InPlaceCreate)
+create_overwrites_put_record = memory_provider(
+    "create_overwrites_put_record", CreateOverwritesPutRecord
+)
+same_value_wins_again = memory_provider("same_value_wins_again", SameValueWinsAgain)
+false_to_winner = memory_provider("false_to_winner", FalseToWinner)
+conflict_reported_as_exists = memory_provider(
+    "conflict_reported_as_exists", ConflictReportedAsExists
+)
+false_during_concurrent_delete = memory_provider(
+    "false_during_concurrent_delete", FalseDuringConcurrentDelete
+)
+unshared_handles = memory_provider("unshared_handles", UnsharedHandles, shared=False)
+stale_cache_after_create = memory_provider("stale_cache_after_create", StaleCacheAfterCreate)
+torn_put = memory_provider("torn_put", TornPut)
+empty_value_as_none = memory_provider("empty_value_as_none", EmptyValueAsNone)
+truncates_large_values = memory_provider("truncates_large_values", TruncatesLargeValues)
+loses_write_on_reopen = memory_provider("loses_write_on_reopen", LosesWriteOnReopen)
+delete_blocks_recreate = memory_provider("delete_blocks_recreate", DeleteBlocksRecreate)
+delete_missing_raises = memory_provider("delete_missing_raises", DeleteMissingRaises)
+name_prefix_list = memory_provider("name_prefix_list", NamePrefixList)
+direct_children_list = memory_provider("direct_children_list", DirectChildrenList)
+unsorted_list = memory_provider("unsorted_list", UnsortedList)
+case_folded_keys = memory_provider("case_folded_keys", CaseFoldedKeys)
+accepts_traversal_keys = memory_provider("accepts_traversal_keys", AcceptsTraversalKeys)
+
+# (name, the class carrying the defect, SPEC §6.6 section) in the order of the SPEC.
+_STORE_DEFECTS: tuple[tuple[str, type, str], ...] = (
+    ("check_then_write_create", CheckThenWriteCreate, "Create"),
+    ("racy_between_processes", RacyBetweenProcesses, "Create"),
+    ("overwriting_create", OverwritingCreate, "Create"),
+    ("in_place_create", InPlaceCreate, "Create"),
+    ("create_overwrites_put_record", CreateOverwritesPutRecord, "Create"),
+    ("same_value_wins_again", SameValueWinsAgain, "Create"),
+    ("false_to_winner", FalseToWinner, "Create"),
+    ("conflict_reported_as_exists", ConflictReportedAsExists, "Create"),
+    ("false_during_concurrent_delete", FalseDuringConcurrentDelete, "Create"),
+    ("unshared_handles", UnsharedHandles, "Read and write"),
+    ("stale_cache_after_create", StaleCacheAfterCreate, "Read and write"),
+    ("torn_put", TornPut, "Read and write"),
+    ("empty_value_as_none", EmptyValueAsNone, "Read and write"),
+    ("truncates_large_values", TruncatesLargeValues, "Read and write"),
+    ("loses_write_on_reopen", LosesWriteOnReopen, "Read and write"),
+    ("delete_blocks_recreate", DeleteBlocksRecreate, "Delete"),
+    ("delete_missing_raises", DeleteMissingRaises, "Delete"),
+    ("name_prefix_list", NamePrefixList, "List"),
+    ("direct_children_list", DirectChildrenList, "List"),
+    ("unsorted_list", UnsortedList, "List"),
+    ("case_folded_keys", CaseFoldedKeys, "Keys"),
+    ("accepts_traversal_keys", AcceptsTraversalKeys, "Keys"),
+)
+
+
+def _doc(cls: type) -> str:
+    return " ".join((inspect.getdoc(cls) or "").split("\n\n")[0].split())
+
+
+#: Where users reach the mutants: ``dw_testing.mutants`` re-exports this package.
+PUBLIC_MODULE = "dw_testing.mutants"
+
+STORE_MUTANTS: dict[str, MutantInfo] = {
+    name: MutantInfo(name, _doc(cls), f"{PUBLIC_MODULE}:{name}", section)
+    for name, cls, section in _STORE_DEFECTS
+}
+
+__all__ = [
+    "STORE_MUTANTS",
+    "CorrectStore",
+    "MutantInfo",
+    "MutantLevel",
+    "Provider",
+    "accepts_traversal_keys",
+    "case_folded_keys",
+    "check_then_write_create",
+    "conflict_reported_as_exists",
+    "create_overwrites_put_record",
+    "delete_blocks_recreate",
+    "delete_missing_raises",
+    "direct_children_list",
+    "empty_value_as_none",
+    "false_during_concurrent_delete",
+    "false_to_winner",
+    "in_place_create",
+    "loses_write_on_reopen",
+    "name_prefix_list",
+    "overwriting_create",
+    "racy_between_processes",
+    "same_value_wins_again",
+    "stale_cache_after_create",
+    "torn_put",
+    "truncates_large_values",
+    "unshared_handles",
+    "unsorted_list",
+]

@@ -1,0 +1,89 @@
+"""``dw conformance``: the pytest run it wraps, its table and its exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dw_testing.selftest.cli import (
+    EXIT_FAIL,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    EXIT_USAGE,
+    conformance,
+    exit_code,
+)
+
+
+def _report(*outcomes: str) -> dict[str, object]:
+    return {"tests": [{"nodeid": f"t{i}", "outcome": o} for i, o in enumerate(outcomes)]}
+
+
+@pytest.mark.parametrize("outcomes, returncode, expected", [
+    (("PASS", "SKIP", "XFAIL"), 0, EXIT_OK),
+    (("PASS", "FAIL", "UNKNOWN"), 1, EXIT_FAIL),
+    (("PASS", "UNKNOWN"), 0, EXIT_UNKNOWN),
+    ((), 5, EXIT_FAIL),
+    (("PASS",), 3, EXIT_FAIL),
+    (("PASS",), 1, EXIT_FAIL),
+])
+def test_exit_codes_follow_the_worst_outcome(
+    outcomes: tuple[str, ...], returncode: int, expected: int
+) -> None:
+    assert exit_code(_report(*outcomes), returncode) == expected
+
+
+def test_a_run_without_a_report_is_a_failure_or_bad_usage() -> None:
+    assert exit_code(None, 4) == EXIT_USAGE
+    assert exit_code(None, 3) == EXIT_FAIL
+
+
+def test_a_store_is_required() -> None:
+    result = CliRunner().invoke(conformance, [])
+    assert result.exit_code == EXIT_USAGE
+    assert "dw conformance --store memory://" in result.output
+
+
+@pytest.mark.parametrize("store, expected", [
+    ("memory://", EXIT_OK),
+    ("dw_testing.mutants:overwriting_create", EXIT_FAIL),
+])
+def test_a_run_prints_the_table_writes_the_report_and_gates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str, expected: int
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(conformance, [
+        "--store", store, "--report", "out/r.json", "--profile", "quick", "--seed", "3",
+        "--", "-k", "test_store_create",
+    ])
+    assert result.exit_code == expected, result.output
+    report = json.loads((tmp_path / "out" / "r.json").read_text())
+    assert report["seed"] == 3 and report["profile"] == "quick"
+    assert "put_if_absent" in result.stdout
+    assert (tmp_path / "out" / "r.md").is_file()
+    assert "passed" in result.stderr or "failed" in result.stderr  # pytest's progress
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_the_dw_group_offers_conformance() -> None:
+    from reference_engine.cli.main import dw
+
+    result = CliRunner().invoke(dw, ["conformance", "--help"])
+    assert result.exit_code == 0, result.output
+    assert "--store" in result.output and "--self-test" in result.output
+
+
+def test_self_test_prints_the_kill_matrix_and_passes_on_its_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import types
+
+    fake = types.ModuleType("dw_testing.selftest.killmatrix")
+    fake.main = lambda: print("KILL MATRIX") or 1  # type: ignore[attr-defined]
+    monkeypatch.setitem(__import__("sys").modules, "dw_testing.selftest.killmatrix", fake)
+    result = CliRunner().invoke(conformance, ["--self-test"])
+    assert result.exit_code == 1
+    assert "KILL MATRIX" in result.output
