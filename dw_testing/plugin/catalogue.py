@@ -1,37 +1,42 @@
 """The store catalogue: turn ``--dw-store`` values into StoreSpecs, entered once per session.
 
-A value is, in this order of precedence:
-
-1. a name from ``[tool.dw-testing.stores.NAME]`` in the rootdir's ``pyproject.toml``;
-2. a built-in name (``memory``, ``file``, ``sqlite``, ``moto``, ``moto-serialized``,
-   ``fake-gcs``, ``gcs-open-xb-example``);
-3. a name registered in the ``dw_testing.stores`` entry-point group;
-4. a URI (``scheme://...``);
-5. an import path ``package.module:obj`` naming a factory, a provider or a ``StoreSpec``.
+What is specific to pytest lives here: names from ``[tool.dw-testing.stores.NAME]`` in the
+rootdir's ``pyproject.toml`` (first), the built-in names served by session fixtures
+(``memory``, ``file``, ``sqlite``, ``moto``, ``moto-serialized``, ``fake-gcs``,
+``gcs-open-xb-example``), and providers entered once per session. Every other value (a URI, an
+import path, an entry-point name) is classified by the engine's one resolver,
+:func:`reference_engine.stores.registry.parse_reference`, and a provider is told from a factory
+by its :func:`~reference_engine.stores.registry.made_by_provider` rule.
 
 A *factory* is a zero-argument callable returning a new handle per call, with optional
 ``.capabilities``. A *provider* is a zero-argument callable returning a context manager that
-yields a ``StoreSpec``. The catalogue calls the object once to tell them apart: a result with
-``__enter__`` and without ``get``/``put`` is a provider's context manager.
+yields a ``StoreSpec``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from dw_testing.kit.prefixed import PrefixedStore
 from dw_testing.kit.spec import CAPABILITIES, StoreSpec, UnknownCapability, check_capability_names
+from reference_engine.errors import StoreUnavailable
 from reference_engine.stores.contract import close_store
-from reference_engine.stores.registry import ENTRY_POINT_GROUP, load_object, open_store
+from reference_engine.stores.registry import (
+    IMPORT_PATH,
+    NAME,
+    load_object,
+    made_by_provider,
+    open_store,
+    parse_reference,
+    registered_stores,
+)
 
 Provider = Callable[[], AbstractContextManager[StoreSpec]]
 
@@ -51,8 +56,6 @@ BUILTIN_DESCRIPTIONS: Mapping[str, str] = {
     "fake-gcs": "GCS store (multipart creates) on fake-gcs-server",
     "gcs-open-xb-example": "a GCS store that creates through resumable uploads (a broken example)",
 }
-_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
 class CatalogueError(ValueError):
@@ -204,10 +207,6 @@ def _builtin_entry(name: str, session: str) -> StoreEntry:
 # --- objects: factories, providers, specs ----------------------------------------------------
 
 
-def _is_handle(made: object) -> bool:
-    return hasattr(made, "get") or hasattr(made, "put")
-
-
 @contextlib.contextmanager
 def _enter_object(obj: object, label: str) -> Iterator[StoreSpec]:
     """Enter a factory, a provider or a StoreSpec; yields the spec for the session."""
@@ -220,7 +219,7 @@ def _enter_object(obj: object, label: str) -> Iterator[StoreSpec]:
             "factory, a provider returning a context manager, or a StoreSpec"
         )
     made = obj()
-    if hasattr(made, "__enter__") and not _is_handle(made):
+    if made_by_provider(made):
         with made as spec:
             if not isinstance(spec, StoreSpec):
                 raise CatalogueError(
@@ -231,7 +230,7 @@ def _enter_object(obj: object, label: str) -> Iterator[StoreSpec]:
         return
     close_store(made)  # the sample call only told us what `obj` is
     declared = getattr(obj, "capabilities", {}) or {}
-    yield StoreSpec(factory=obj, uri=label if _IMPORT_PATH.match(label) else None,
+    yield StoreSpec(factory=obj, uri=label if IMPORT_PATH.match(label) else None,
                     capabilities=dict(declared), name=label)
 
 
@@ -250,47 +249,41 @@ def _short_import_name(path: str) -> str:
     return path.rpartition(":")[2].rpartition(".")[2]
 
 
-def _short_uri_name(uri: str) -> str:
-    return uri.split("://", 1)[0].lower()
-
-
-def _resolve_target(value: str, name: str | None, session: str) -> StoreEntry:
-    """A URI or an import path (no names)."""
-    if _URI.match(value):
-        scheme = _short_uri_name(value)
+def _resolve_target(value: str, name: str | None, session: str,
+                    rootpath: Path | None = None) -> StoreEntry:
+    """A URI, an import path or an entry-point name, classified by the engine's resolver."""
+    try:
+        reference = parse_reference(value)
+    except StoreUnavailable as exc:
+        raise CatalogueError(str(exc)) from None
+    if reference.kind == "uri":
+        scheme = reference.scheme
         if scheme == "memory":
             space = value.split("://", 1)[1].split("?", 1)[0].strip("/")
             return StoreEntry(name=name or "memory", source=value,
                               open=_memory_provider(session, space))
-        uri = value
 
         @contextlib.contextmanager
         def provide() -> Iterator[StoreSpec]:
-            yield StoreSpec(factory=lambda: open_store(uri), uri=uri, name=name or scheme)
+            yield StoreSpec(factory=lambda: open_store(value), uri=value, name=name or scheme)
 
         return StoreEntry(name=name or scheme, source=value, open=provide)
-    if _IMPORT_PATH.match(value):
-        try:
-            obj = load_object(value)
-        except Exception as exc:
-            raise CatalogueError(str(exc)) from None
-        _check_object_capabilities(obj, value)
-        label = name or _short_import_name(value)
-        return StoreEntry(name=label, source=value, open=lambda: _enter_object(obj, value))
+    if reference.kind in ("import_path", "entry_point"):
+        obj = reference.target
+        label = name or (value if reference.kind == "entry_point" else _short_import_name(value))
+        _check_object_capabilities(obj, label if reference.kind == "entry_point" else value)
+        return StoreEntry(name=label, source=reference.source,
+                          open=lambda: _enter_object(obj, value))
+    if NAME.match(value):
+        raise CatalogueError(
+            f"unknown store name {value!r}; known names: {', '.join(known_names(rootpath))}. "
+            "You can also pass a URI (memory://, file:///abs/path, sqlite:///path.db, ...) or "
+            "an import path package.module:factory"
+        )
     raise CatalogueError(
         f"store {value!r} is neither a known name, a URI (scheme://...) nor an import path "
         "(package.module:factory); for a directory write file:///abs/path"
     )
-
-
-def _entry_point_entry(name: str, obj: object, target: str) -> StoreEntry:
-    _check_object_capabilities(obj, name)
-    return StoreEntry(name=name, source=f"entry point {target}",
-                      open=lambda: _enter_object(obj, target))
-
-
-def _entry_point_names() -> list[str]:
-    return sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
 
 
 def resolve(value: str, *, session: str, rootpath: Path | None) -> StoreEntry:
@@ -301,20 +294,11 @@ def resolve(value: str, *, session: str, rootpath: Path | None) -> StoreEntry:
         return replace(entry, name=value)
     if value in builtin_names():
         return _builtin_entry(value, session)
-    if re.fullmatch(r"[A-Za-z][\w-]*", value):
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name == value:
-                return _entry_point_entry(value, ep.load(), ep.value)
-        raise CatalogueError(
-            f"unknown store name {value!r}; known names: {', '.join(known_names(rootpath))}. "
-            "You can also pass a URI (memory://, file:///abs/path, sqlite:///path.db, ...) or "
-            "an import path package.module:factory"
-        )
-    return _resolve_target(value, None, session)
+    return _resolve_target(value, None, session, rootpath)
 
 
 def known_names(rootpath: Path | None) -> list[str]:
-    names = [*read_pyproject_stores(rootpath), *builtin_names(), *_entry_point_names()]
+    names = [*read_pyproject_stores(rootpath), *builtin_names(), *registered_stores()]
     return list(dict.fromkeys(names))
 
 
@@ -330,10 +314,8 @@ def describe_known(rootpath: Path | None) -> list[tuple[str, str, str]]:
         if name not in seen:
             rows.append((name, "built-in", BUILTIN_DESCRIPTIONS.get(name, "")))
     seen |= set(builtin_names())
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in seen:
-            rows.append((ep.name, f"entry point {ep.value}", ""))
-            seen.add(ep.name)
+    rows.extend((name, f"entry point {value}", "")
+                for name, value in registered_stores().items() if name not in seen)
     return rows
 
 

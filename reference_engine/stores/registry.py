@@ -1,16 +1,29 @@
-"""``open_store(uri)``: turn a store URI, a name or an import path into a handle."""
+"""The one resolver of store references: ``open_store(reference)`` and what it is built on.
+
+A reference is, in this order of precedence:
+
+1. a URI ``scheme://...`` whose scheme is built in (memory, file, sqlite, s3, gs);
+2. an import path ``package.module:obj`` naming a factory (or, under pytest, a provider);
+3. a name registered in the ``dw_testing.stores`` entry-point group;
+4. anything else: a bare path, the filesystem store.
+
+The pytest plugin's catalogue adds only what is specific to pytest (pyproject tables,
+built-in provider names, providers entered once per session) on top of
+:func:`parse_reference` and :func:`made_by_provider`.
+"""
 
 from __future__ import annotations
 
 import importlib
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import SplitResult, urlsplit
 
 from reference_engine.errors import StoreUnavailable
-from reference_engine.stores.contract import ControlPlaneStore
+from reference_engine.stores.contract import ControlPlaneStore, close_store
 
 ENTRY_POINT_GROUP = "dw_testing.stores"
 DEFAULT_STORE = "./.dw"
@@ -23,8 +36,26 @@ _SCHEMES: dict[str, str] = {
     "s3": "reference_engine.stores.s3:from_uri",
     "gs": "reference_engine.stores.gcs:from_uri",
 }
-_IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
-_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+NAME = re.compile(r"^[A-Za-z][\w-]*$")
+
+ReferenceKind = Literal["uri", "import_path", "entry_point", "path"]
+
+
+@dataclass(frozen=True)
+class StoreReference:
+    """A classified store reference. ``target`` is the loaded object for import paths and
+    entry points, and ``None`` for URIs and paths (they are opened, not loaded)."""
+
+    kind: ReferenceKind
+    text: str
+    target: Any = None
+    source: str = ""
+
+    @property
+    def scheme(self) -> str:
+        return self.text.split("://", 1)[0].lower() if self.kind == "uri" else ""
 
 
 def known_schemes() -> list[str]:
@@ -32,34 +63,96 @@ def known_schemes() -> list[str]:
 
 
 def load_object(path: str) -> Any:
-    """Import ``package.module:attr.attr``."""
+    """Import ``package.module:attr.attr``; a failure names the module or attribute missing."""
     module_name, _, attr_path = path.partition(":")
     try:
         obj: Any = importlib.import_module(module_name)
-        for part in attr_path.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
+    except ModuleNotFoundError as exc:
+        missing = exc.name or module_name
+        if missing == module_name or module_name.startswith(missing + "."):
+            why = (f"module {missing!r} is not importable; check it is installed or on the "
+                   "path (pytest: `pythonpath = [\"src\"]` under [tool.pytest.ini_options])")
+        else:
+            why = (f"{module_name!r} imports {missing!r}, which is not installed; "
+                   f"pip install the package that provides {missing!r}")
+        raise StoreUnavailable(f"cannot import store {path!r}: {why}", op="open") from None
+    except ImportError as exc:
         raise StoreUnavailable(
-            f"cannot import store {path!r}: {type(exc).__name__}; check the module is installed "
-            "and the name after ':' exists",
+            f"cannot import store {path!r}: importing {module_name!r} failed "
+            f"({type(exc).__name__}: {exc}); run python -c 'import {module_name}' to see why",
             op="open",
         ) from None
+    for part in attr_path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise StoreUnavailable(
+                f"cannot import store {path!r}: {module_name!r} has no attribute "
+                f"{attr_path!r}; check the name after ':'",
+                op="open",
+            ) from None
     return obj
 
 
-def store_entry_point(name: str) -> Any | None:
-    """The object registered under ``name`` in the ``dw_testing.stores`` group, if any."""
+def store_entry_point(name: str) -> tuple[Any, str] | None:
+    """The object registered under ``name`` in the ``dw_testing.stores`` group, and its value."""
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == name:
-            return ep.load()
+            return ep.load(), ep.value
     return None
 
 
-def _from_factory(obj: Any, label: str) -> ControlPlaneStore:
+def registered_stores() -> dict[str, str]:
+    """Entry-point store names and what each points at, sorted by name."""
+    found = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return dict(sorted(found.items()))
+
+
+def parse_reference(text: str) -> StoreReference:
+    """Classify ``text`` (loading import paths and entry points); refuses an unknown scheme."""
+    if URI.match(text):
+        scheme = text.split("://", 1)[0].lower()
+        if scheme not in _SCHEMES:
+            raise StoreUnavailable(
+                f"unknown store scheme {scheme!r}; known schemes: "
+                f"{', '.join(s + '://' for s in known_schemes())}, a bare path, "
+                "or package.module:factory",
+                op="open",
+            )
+        return StoreReference("uri", text)
+    bare_scheme = text.split(":", 1)[0].lower()
+    if bare_scheme in _SCHEMES:
+        raise StoreUnavailable(
+            f"store URI {bare_scheme}: needs '//' after the scheme, e.g. {bare_scheme}:///abs/path",
+            op="open",
+        )
+    if IMPORT_PATH.match(text):
+        return StoreReference("import_path", text, load_object(text), source=text)
+    if NAME.match(text):
+        registered = store_entry_point(text)
+        if registered is not None:
+            obj, value = registered
+            return StoreReference("entry_point", text, obj, source=f"entry point {value}")
+    return StoreReference("path", text)
+
+
+def made_by_provider(made: object) -> bool:
+    """Whether a zero-argument call's result is a provider's context manager, not a handle.
+
+    The one rule for telling a provider from a factory: a handle has ``get`` or ``put``; a
+    provider returns a context manager that has neither.
+    """
+    is_handle = hasattr(made, "get") or hasattr(made, "put")
+    return hasattr(made, "__enter__") and not is_handle
+
+
+def open_from_factory(obj: Any, label: str) -> ControlPlaneStore:
+    """A new handle from a factory; a provider is refused with the command that runs it."""
     if not callable(obj):
         raise StoreUnavailable(f"store {label!r} is not callable; point at a factory", op="open")
     made = obj()
-    if hasattr(made, "__enter__") and not hasattr(made, "get"):
+    if made_by_provider(made):
+        close_store(made)
         raise StoreUnavailable(
             f"store {label!r} is a provider (a context manager); providers run under pytest: "
             f"pytest --dw-store={label}",
@@ -70,36 +163,15 @@ def _from_factory(obj: Any, label: str) -> ControlPlaneStore:
 
 def open_store(uri: str | None = None) -> ControlPlaneStore:
     """Open a new handle. ``None`` or ``""`` opens the default store, ``./.dw``."""
-    target = uri or DEFAULT_STORE
-    match = _URI.match(target)
-    if match is not None:
-        parsed = urlsplit(target)
-        scheme = parsed.scheme.lower()
-        opener_path = _SCHEMES.get(scheme)
-        if opener_path is None:
-            raise StoreUnavailable(
-                f"unknown store scheme {scheme!r}; known schemes: "
-                f"{', '.join(s + '://' for s in known_schemes())}, a bare path, "
-                "or package.module:factory",
-                op="open",
-            )
-        opener: Callable[[SplitResult], ControlPlaneStore] = load_object(opener_path)
-        return opener(parsed)
-    scheme_without_slashes = target.split(":", 1)[0].lower()
-    if scheme_without_slashes in _SCHEMES and not target.startswith(f"{scheme_without_slashes}://"):
-        raise StoreUnavailable(
-            f"store URI {scheme_without_slashes}: needs '//' after the scheme, "
-            f"e.g. {scheme_without_slashes}:///abs/path",
-            op="open",
-        )
-    if _IMPORT_PATH.match(target) and not target.startswith(("./", "/")):
-        return _from_factory(load_object(target), target)
-    if re.fullmatch(r"[A-Za-z][\w-]*", target):
-        registered = store_entry_point(target)
-        if registered is not None:
-            return _from_factory(registered, target)
+    reference = parse_reference(uri or DEFAULT_STORE)
+    if reference.kind == "uri":
+        opener: Callable[[SplitResult], ControlPlaneStore] = load_object(
+            _SCHEMES[reference.scheme])
+        return opener(urlsplit(reference.text))
+    if reference.kind in ("import_path", "entry_point"):
+        return open_from_factory(reference.target, reference.text)
     # A bare path is the filesystem store.
     from reference_engine.stores.fs import from_path
 
-    store: ControlPlaneStore = from_path(target)
+    store: ControlPlaneStore = from_path(reference.text)
     return store
