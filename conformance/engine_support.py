@@ -1,15 +1,7 @@
-"""Shared fixtures and builders for the engine-level suites (``-m dw_engine``).
+"""Builders and checks shared by the engine-level suites (``-m dw_engine``).
 
-Import the fixtures into a test module (the suite has no conftest); they are registered
-under the names ``engine_variant`` and ``make_engine``::
-
-    from conformance.engine_support import engine_variant_fixture, make_engine_fixture
-
-``make_engine(store)`` builds the engine under test on any handle of the store under
-test: the reference engine, or the broken variant that ``DW_ENGINE_VARIANT`` names
-(:mod:`dw_testing.selftest.engine_variants`). Its clock is the test's ``dw_clock``, and its
-sleeper advances that clock, so a ``sleep:`` step or a wait for a dead claim holder
-costs no wall time.
+The engine fixtures themselves (``dw_make_engine``, ``dw_engine_variant``) come from the
+plugin: :mod:`dw_testing.plugin.engine_fixtures`.
 """
 
 from __future__ import annotations
@@ -18,14 +10,9 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
-import pytest
-
-from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.gates import Gate, GateTimeout, Spawned
-from dw_testing.selftest.engine_variants import EngineVariant, selected_variant
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
@@ -37,7 +24,6 @@ SCHEMA = {"type": "object", "required": ["approved"],
           "properties": {"approved": {"type": "boolean"}}}
 YES = '{"approved": true}'
 NO = '{"approved": false}'
-LEASE_TTL_MS = 30_000
 OUTCOMES = f"{keys.outcomes_root()}/*"
 WAITS = f"{keys.waits_root()}/*"
 REVISIONS = f"{keys.runs_root()}/*/rev/*"
@@ -45,42 +31,6 @@ REACH_POLL_SECONDS = 0.05
 CHILD_EXIT_SECONDS = 30.0
 FAST_ROUND_TRIP = 0.0002  # seconds; local stores answer in tens of microseconds
 
-MakeEngine = Callable[..., Engine]
-
-
-@pytest.fixture(name="engine_variant")
-def engine_variant_fixture() -> Iterator[EngineVariant | None]:
-    """The engine variant selected by ``DW_ENGINE_VARIANT``, installed for this test."""
-    variant = selected_variant()
-    if variant is None:
-        yield None
-        return
-    with variant.installed():
-        yield variant
-
-
-@pytest.fixture(name="make_engine")
-def make_engine_fixture(dw_clock: FakeClock, engine_variant: EngineVariant | None) -> MakeEngine:
-    """``make_engine(store, **kwargs)``: the engine under test on ``store``."""
-    return engine_factory(dw_clock, engine_variant)
-
-
-def engine_factory(clock: FakeClock, variant: EngineVariant | None) -> MakeEngine:
-    def make(store: Any, **kwargs: Any) -> Engine:
-        kwargs.setdefault("sleeper", clock.advance)
-        kwargs.setdefault("lease_ttl_ms", LEASE_TTL_MS)
-        if variant is not None:
-            return variant.engine(store, clock, **kwargs)
-        return Engine(store, clock, **kwargs)
-
-    return make
-
-
-def engine_builder(variant: EngineVariant | None) -> Callable[..., Engine]:
-    """``build(store, clock, **kwargs)``: the engine under test, for the state machines."""
-    if variant is not None:
-        return variant.engine
-    return Engine
 
 
 def reach(gate: Gate, spawned: Spawned[Any], *, timeout: float = 30.0) -> None:

@@ -13,19 +13,17 @@ from typing import Any
 
 import pytest
 
-from conformance.engine_support import (  # noqa: F401  (fixtures)
+from conformance.engine_support import (
     OUTCOMES,
     REVISIONS,
     WAITS,
     YES,
-    MakeEngine,
     approval_workflow,
     assert_applied_once,
-    engine_variant_fixture,
-    make_engine_fixture,
     outcome_kind,
 )
 from dw_testing.kit.faults import FaultyStore
+from dw_testing.plugin.engine_fixtures import MakeEngine
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal
 
@@ -53,11 +51,11 @@ def _lifecycle(engine: Any, store: Any) -> None:
 
 
 def test_a_signal_whose_create_reply_was_lost_is_still_accepted(
-    faulty: FaultyStore, dw_store: Any, make_engine: MakeEngine,
+    faulty: FaultyStore, dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
     """The outcome's create commits but its reply is lost; the engine must find its own
     receipt stored and report the signal accepted, not refuse or duplicate it."""
-    engine = make_engine(faulty)
+    engine = dw_make_engine(faulty)
     view = engine.run(approval_workflow())
     wait_id = view.waits[0].wait_id
     faulty.inject("put_if_absent", "drop-response-after-commit", key=OUTCOMES)
@@ -70,11 +68,11 @@ def test_a_signal_whose_create_reply_was_lost_is_still_accepted(
 
 
 def test_a_signal_told_false_although_its_create_won_is_still_accepted(
-    faulty: FaultyStore, dw_store: Any, make_engine: MakeEngine,
+    faulty: FaultyStore, dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
     """What a retried create after a lost reply answers on S3 or GCS: ``False`` to the
     writer that won. The identity read-back must still make it the winner."""
-    engine = make_engine(faulty)
+    engine = dw_make_engine(faulty)
     view = engine.run(approval_workflow())
     faulty.inject("put_if_absent", "false-to-winner", key=OUTCOMES)
     delivery = engine.signal(view.waits[0].wait_id, YES)
@@ -89,20 +87,20 @@ def test_a_signal_told_false_although_its_create_won_is_still_accepted(
 @pytest.mark.parametrize("fault", ["false-to-winner", "drop-response-after-commit",
                                    "conflict-409-once"])
 def test_an_ambiguous_create_of_every_record_loses_and_duplicates_nothing(
-    fault: str, faulty: FaultyStore, dw_store: Any, make_engine: MakeEngine,
+    fault: str, faulty: FaultyStore, dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
     """The first create of a registration, an outcome, a revision and a claim each meets
     ``fault``. A 409 means nothing landed: taken for "exists", the engine would report a
     winner that does not exist, or a busy run that nobody holds."""
     for family in sorted(FAMILIES):
         faulty.inject("put_if_absent", fault, key=FAMILIES[family])
-    _lifecycle(make_engine(faulty), dw_store)
+    _lifecycle(dw_make_engine(faulty), dw_store)
 
 
 def test_a_conflict_on_a_signal_does_not_refuse_it(
-    faulty: FaultyStore, dw_store: Any, make_engine: MakeEngine,
+    faulty: FaultyStore, dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = make_engine(faulty)
+    engine = dw_make_engine(faulty)
     view = engine.run(approval_workflow())
     faulty.inject("put_if_absent", "conflict-409-once", key=OUTCOMES)
     delivery = engine.signal(view.waits[0].wait_id, YES)

@@ -13,16 +13,14 @@ from typing import Any
 
 import pytest
 
-from conformance.engine_support import (  # noqa: F401  (fixtures)
+from conformance.engine_support import (
     YES,
-    MakeEngine,
     approval_workflow,
     assert_applied_once,
-    engine_variant_fixture,
     is_slow,
-    make_engine_fixture,
 )
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash, StoreCall
+from dw_testing.plugin.engine_fixtures import MakeEngine
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal
 
@@ -46,12 +44,12 @@ def _suspended_and_signalled(make: MakeEngine, store: Any, run_id: str) -> str:
     return engine.signal(view.waits[0].wait_id, YES).receipt.id
 
 
-def _explore(make_engine: MakeEngine, dw_store: Any, dw_open_handle: OpenHandle,
+def _explore(dw_make_engine: MakeEngine, dw_store: Any, dw_open_handle: OpenHandle,
              act: Callable[[Any, str], object], prepare: Callable[[str], str]) -> int:
     """Crash ``act`` at every write (both points); recover each with a fresh engine."""
     probe = FaultyStore(dw_store)
     prepare("probe")
-    act(make_engine(probe, lease_ttl_ms=SHORT_LEASE_MS), "probe")
+    act(dw_make_engine(probe, lease_ttl_ms=SHORT_LEASE_MS), "probe")
     indexes = _write_indexes(probe.calls)
     if is_slow(dw_store):
         consume = [i for i in indexes if probe.calls[i].op == "put_if_absent"
@@ -64,8 +62,8 @@ def _explore(make_engine: MakeEngine, dw_store: Any, dw_open_handle: OpenHandle,
             dying = FaultyStore(dw_open_handle())
             dying.crash(None, after_calls=index, point=point)
             with pytest.raises(SimulatedCrash):
-                act(make_engine(dying, lease_ttl_ms=SHORT_LEASE_MS), run_id)
-            restarted = make_engine(dw_open_handle(), lease_ttl_ms=SHORT_LEASE_MS)
+                act(dw_make_engine(dying, lease_ttl_ms=SHORT_LEASE_MS), run_id)
+            restarted = dw_make_engine(dw_open_handle(), lease_ttl_ms=SHORT_LEASE_MS)
             _finish(restarted, run_id)
             try:
                 assert_applied_once(restarted, dw_store, run_id, receipt)
@@ -87,23 +85,23 @@ def _finish(engine: Any, run_id: str) -> None:
 
 
 def test_a_resume_killed_at_any_write_is_finished_by_a_restart_exactly_once(
-    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
 ) -> None:
-    explored = _explore(make_engine, dw_store, dw_open_handle,
+    explored = _explore(dw_make_engine, dw_store, dw_open_handle,
                         lambda engine, run_id: engine.resume(run_id),
-                        lambda run_id: _suspended_and_signalled(make_engine, dw_store, run_id))
+                        lambda run_id: _suspended_and_signalled(dw_make_engine, dw_store, run_id))
     assert explored >= 1
 
 
 def test_a_cancel_killed_at_any_write_keeps_the_signal_that_won(
-    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
 ) -> None:
     """A signal won, then the cancel dies; a restarted cancel ends the run and the
     receipt is kept in the run record."""
     receipts: dict[str, str] = {}
 
     def prepare(run_id: str) -> str:
-        receipts[run_id] = _suspended_and_signalled(make_engine, dw_store, run_id)
+        receipts[run_id] = _suspended_and_signalled(dw_make_engine, dw_store, run_id)
         return receipts[run_id]
 
     def cancel(engine: Any, run_id: str) -> object:
@@ -111,7 +109,7 @@ def test_a_cancel_killed_at_any_write_keeps_the_signal_that_won(
 
     probe = FaultyStore(dw_store)
     prepare("probe")
-    cancel(make_engine(probe, lease_ttl_ms=SHORT_LEASE_MS), "probe")
+    cancel(dw_make_engine(probe, lease_ttl_ms=SHORT_LEASE_MS), "probe")
     indexes = _write_indexes(probe.calls)
     if is_slow(dw_store):
         indexes = indexes[:2]
@@ -122,8 +120,8 @@ def test_a_cancel_killed_at_any_write_keeps_the_signal_that_won(
             dying = FaultyStore(dw_open_handle())
             dying.crash(None, after_calls=index, point=point)
             with pytest.raises(SimulatedCrash):
-                cancel(make_engine(dying, lease_ttl_ms=SHORT_LEASE_MS), run_id)
-            restarted = make_engine(dw_open_handle(), lease_ttl_ms=SHORT_LEASE_MS)
+                cancel(dw_make_engine(dying, lease_ttl_ms=SHORT_LEASE_MS), run_id)
+            restarted = dw_make_engine(dw_open_handle(), lease_ttl_ms=SHORT_LEASE_MS)
             assert restarted.cancel(run_id).status == "cancelled"
             shown = restarted.show(run_id)
             output = shown["steps"]["approval"]["output"] or {}

@@ -14,13 +14,12 @@ from typing import Any, cast
 import pytest
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-from conformance.engine_support import (  # noqa: F401  (fixtures)
+from conformance.engine_support import (
     FAST_ROUND_TRIP,
-    engine_builder,
-    engine_variant_fixture,
     round_trip_seconds,
 )
 from dw_testing.models.wait_machine import wait_machine
+from dw_testing.plugin.engine_fixtures import engine_builder
 from dw_testing.plugin.profiles import active_profile, active_settings, seeded
 from dw_testing.selftest.engine_variants import EngineVariant
 
@@ -47,9 +46,9 @@ def _examples(profile: str, handle: Any) -> int:
 
 
 def test_the_wait_lifecycle_keeps_its_promises_after_every_step(
-    dw_open_handle: Callable[[], Any], engine_variant: EngineVariant | None,
+    dw_open_handle: Callable[[], Any], dw_engine_variant: EngineVariant | None,
 ) -> None:
-    machine = wait_machine(dw_open_handle, engine_builder(engine_variant))
+    machine = wait_machine(dw_open_handle, engine_builder(dw_engine_variant))
     factory = cast(type[RuleBasedStateMachine], seeded(machine))
     examples = _examples(active_profile(), dw_open_handle())
     try:

@@ -18,16 +18,13 @@ from typing import Any
 
 import pytest
 
-from conformance.engine_support import (  # noqa: F401  (fixtures)
+from conformance.engine_support import (
     NO,
     SCHEMA,
     YES,
-    MakeEngine,
     answers_applied,
     approval_workflow,
     assert_applied_once,
-    engine_variant_fixture,
-    make_engine_fixture,
     outcome_kind,
     race_signals_in_processes,
     receipt_in_run,
@@ -37,6 +34,7 @@ from conformance.racing import run_together
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.gates import GatedStore
 from dw_testing.plugin.catalogue import DwChildTarget
+from dw_testing.plugin.engine_fixtures import MakeEngine
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal
@@ -104,22 +102,22 @@ def _suspended_many(engine: Engine) -> tuple[str, list[str]]:
 
 
 def test_signals_racing_from_threads_have_one_winner_per_wait(
-    dw_store: Any, make_engine: MakeEngine,
+    dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     run_id, wait_ids = _suspended_many(engine)
-    racers = [make_engine(dw_store) for _ in range(THREADS)]
+    racers = [dw_make_engine(dw_store) for _ in range(THREADS)]
     answers = run_together([functools.partial(_signal_each, e, wait_ids) for e in racers])
     _check_races(engine, dw_store, run_id, wait_ids, answers)
 
 
 @pytest.mark.dw_requires("cross_handle")
 def test_signals_racing_from_handles_have_one_winner_per_wait(
-    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     run_id, wait_ids = _suspended_many(engine)
-    racers = [make_engine(dw_open_handle()) for _ in range(HANDLES)]
+    racers = [dw_make_engine(dw_open_handle()) for _ in range(HANDLES)]
     answers = run_together([functools.partial(_signal_each, e, wait_ids) for e in racers])
     _check_races(engine, dw_store, run_id, wait_ids, answers)
 
@@ -127,9 +125,9 @@ def test_signals_racing_from_handles_have_one_winner_per_wait(
 @pytest.mark.dw_requires("cross_process")
 def test_signals_racing_from_processes_have_one_winner_per_wait(
     dw_store: Any, dw_child_target: DwChildTarget, dw_clock: FakeClock,
-    make_engine: MakeEngine,
+    dw_make_engine: MakeEngine,
 ) -> None:
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     run_id, wait_ids = _suspended_many(engine)
     answers = race_signals_in_processes(dw_child_target, wait_ids, racers=PROCESSES,
                                         now=dw_clock.now(), payload=YES)
@@ -137,15 +135,15 @@ def test_signals_racing_from_processes_have_one_winner_per_wait(
 
 
 def test_a_second_signal_is_refused_with_the_first_receipt(
-    dw_store: Any, make_engine: MakeEngine,
+    dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     view = engine.run(approval_workflow())
     wait_id = view.waits[0].wait_id
     first = engine.signal(wait_id, YES)
     stored = dw_store.get(keys.outcome_key(wait_id))
     with pytest.raises(Refusal) as second:
-        make_engine(dw_store).signal(wait_id, NO)
+        dw_make_engine(dw_store).signal(wait_id, NO)
     assert second.value.kind == "already_settled"
     assert second.value.details.get("receiptId") == first.receipt.id
     assert dw_store.get(keys.outcome_key(wait_id)) == stored, "the outcome changed"
@@ -154,9 +152,9 @@ def test_a_second_signal_is_refused_with_the_first_receipt(
 
 
 def test_a_deleted_runs_id_starts_a_new_run_with_new_waits(
-    dw_store: Any, make_engine: MakeEngine,
+    dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     old = engine.run(approval_workflow(), run_id="reused")
     engine.signal(old.waits[0].wait_id, YES)
     engine.delete("reused")
@@ -172,9 +170,9 @@ def test_a_deleted_runs_id_starts_a_new_run_with_new_waits(
 
 
 def test_run_ids_that_differ_only_by_case_are_two_runs(
-    dw_store: Any, make_engine: MakeEngine,
+    dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     upper = engine.run(approval_workflow(), run_id="Release-A")
     lower = engine.run(approval_workflow(), run_id="release-a")
     assert upper.status == lower.status == "suspended"
@@ -188,7 +186,7 @@ def test_run_ids_that_differ_only_by_case_are_two_runs(
 
 @pytest.mark.dw_requires("large_values")
 def test_a_wait_with_a_large_schema_suspends_and_resumes(
-    dw_store: Any, make_engine: MakeEngine,
+    dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
     """Its registration holds ~120 KiB of schema, and every revision holds it twice."""
     tickets = [f"T-{i:06d}" for i in range(12_000)]
@@ -199,7 +197,7 @@ def test_a_wait_with_a_large_schema_suspends_and_resumes(
                                "wait_for_signal": {"timeout": 3600, "schema": schema}}]},
         "ship": {"depends_on": ["approve"], "steps": [{"name": "deploy", "log": "go"}]},
     }})
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     view = engine.run(workflow)
     assert view.status == "suspended"
     delivery = engine.signal(view.waits[0].wait_id, '{"approved": true, "ticket": "T-011999"}')
@@ -209,28 +207,28 @@ def test_a_wait_with_a_large_schema_suspends_and_resumes(
 
 @pytest.mark.dw_requires("durable_reopen")
 def test_a_run_released_before_the_store_was_reopened_resumes_at_once(
-    dw_open_handle: OpenHandle, make_engine: MakeEngine,
+    dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
 ) -> None:
     """The suspended run released its claim; after a reopen nobody may still seem to hold it."""
     first = dw_open_handle()
-    view = make_engine(first).run(approval_workflow(), run_id="reopened")
+    view = dw_make_engine(first).run(approval_workflow(), run_id="reopened")
     close_store(first)
     second = dw_open_handle()
-    engine = make_engine(second, claim_patience=False)
+    engine = dw_make_engine(second, claim_patience=False)
     delivery = engine.signal(view.waits[0].wait_id, YES)
     assert engine.resume("reopened").status == "succeeded"
     assert_applied_once(engine, second, "reopened", delivery.receipt.id)
 
 
 def test_a_signal_writes_its_outcome_and_nothing_else(
-    dw_store: Any, make_engine: MakeEngine,
+    dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
     """Delivery takes no claim and writes no revision (SPEC §4.3): the run changes only at
     the next resume, under the claim."""
-    view = make_engine(dw_store).run(approval_workflow())
+    view = dw_make_engine(dw_store).run(approval_workflow())
     wait_id = view.waits[0].wait_id
     watched = GatedStore(dw_store)
-    make_engine(watched).signal(wait_id, YES)
+    dw_make_engine(watched).signal(wait_id, YES)
     written = sorted({c.key for c in watched.calls if c.point == "before"
                       and c.op in ("put", "put_if_absent", "delete")})
     assert written == [keys.outcome_key(wait_id)], (

@@ -21,17 +21,14 @@ from typing import Any
 import pytest
 
 from conformance.engine_child import PREFIX_ENV, URI_ENV
-from conformance.engine_support import (  # noqa: F401  (fixtures)
+from conformance.engine_support import (
     OUTCOMES,
     REVISIONS,
     WAITS,
     YES,
-    MakeEngine,
     answers_applied,
     approval_workflow,
     assert_applied_once,
-    engine_variant_fixture,
-    make_engine_fixture,
     outcome_kind,
     reach,
     receipt_in_run,
@@ -41,6 +38,7 @@ from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash
 from dw_testing.kit.gates import GatedStore
 from dw_testing.plugin.catalogue import DwChildTarget
+from dw_testing.plugin.engine_fixtures import MakeEngine
 from reference_engine.records import keys
 from reference_engine.records.run_store import revision_numbers
 from reference_engine.refusals import Refusal
@@ -62,13 +60,13 @@ def _refused(call: Callable[[], object]) -> str:
 
 @pytest.mark.dw_requires("cross_handle")
 def test_a_signal_during_the_drain_survives_the_owners_later_saves(
-    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
 ) -> None:
     """The wait step is saved waiting; its sibling job is still running when the signal
     lands; the owner then saves the sibling's end and the suspension on top."""
     run_id = "drain"
     opened = threading.Event()
-    signer = make_engine(dw_open_handle())
+    signer = dw_make_engine(dw_open_handle())
     delivered: list[Any] = []
     revision_at_signal: list[int] = []
 
@@ -83,7 +81,7 @@ def test_a_signal_during_the_drain_survives_the_owners_later_saves(
         revision_at_signal.append(revision_numbers(dw_store, run_id)[-1])
 
     owner_handle = GatedStore(dw_store)
-    owner = make_engine(owner_handle, progress=progress, sleeper=sibling_sleep)
+    owner = dw_make_engine(owner_handle, progress=progress, sleeper=sibling_sleep)
     view = owner.run(approval_workflow(sibling={"name": "soak", "sleep": 1}), run_id=run_id)
 
     assert view.status == "suspended"
@@ -101,14 +99,14 @@ def test_a_signal_during_the_drain_survives_the_owners_later_saves(
 
 @pytest.mark.dw_requires("cross_handle")
 def test_a_signal_created_before_the_deadline_beats_a_later_look(
-    dw_store: Any, dw_open_handle: OpenHandle, dw_clock: FakeClock, make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: OpenHandle, dw_clock: FakeClock, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     view = engine.run(approval_workflow(timeout=60))
     wait_id = view.waits[0].wait_id
     gated = GatedStore(dw_open_handle())
     gate = gated.pause("put_if_absent", point="after_commit", key=OUTCOMES)
-    signal = gated.spawn(lambda: make_engine(gated).signal(wait_id, YES), name="signal")
+    signal = gated.spawn(lambda: dw_make_engine(gated).signal(wait_id, YES), name="signal")
     reach(gate, signal)
     dw_clock.advance(120)  # the deadline passes while the signal's answer is in flight
     assert [w.wait_id for w in engine.open_waits() if w.expired] == []
@@ -121,14 +119,14 @@ def test_a_signal_created_before_the_deadline_beats_a_later_look(
 
 @pytest.mark.dw_requires("cross_handle")
 def test_a_timeout_settled_first_refuses_a_parked_signal(
-    dw_store: Any, dw_open_handle: OpenHandle, dw_clock: FakeClock, make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: OpenHandle, dw_clock: FakeClock, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     view = engine.run(approval_workflow(timeout=60))
     wait_id = view.waits[0].wait_id
     gated = GatedStore(dw_open_handle())
     gate = gated.pause("put_if_absent", point="before", key=OUTCOMES)
-    signal = gated.spawn(lambda: make_engine(gated).signal(wait_id, YES), name="signal")
+    signal = gated.spawn(lambda: dw_make_engine(gated).signal(wait_id, YES), name="signal")
     reach(gate, signal)  # the signal checked the wait open and is about to create
     dw_clock.advance(120)
     [overdue] = engine.open_waits()
@@ -161,14 +159,14 @@ CANCEL_WINDOWS = {
 @pytest.mark.dw_requires("cross_handle")
 @pytest.mark.parametrize("window", list(CANCEL_WINDOWS))
 def test_a_cancel_inside_a_signal_closes_the_wait(
-    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine, window: str,
+    dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine, window: str,
 ) -> None:
     op, point, key, nth = CANCEL_WINDOWS[window]
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     view = engine.run(approval_workflow())
     gated = GatedStore(dw_open_handle())
     hook = gated.at(op, point=point, key=key, nth=nth, do=lambda: engine.cancel(view.run_id))
-    assert _refused(lambda: make_engine(gated).signal(view.waits[0].wait_id, YES)) == "closed"
+    assert _refused(lambda: dw_make_engine(gated).signal(view.waits[0].wait_id, YES)) == "closed"
     assert hook.result() is not None, "the cancel must have run inside the signal"
     shown = engine.show(view.run_id)
     assert shown["status"] == "cancelled"
@@ -179,9 +177,9 @@ def test_a_cancel_inside_a_signal_closes_the_wait(
 
 
 def test_a_signal_that_won_before_a_cancel_keeps_its_receipt(
-    dw_store: Any, make_engine: MakeEngine,
+    dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     view = engine.run(approval_workflow())
     delivery = engine.signal(view.waits[0].wait_id, YES)
     assert engine.cancel(view.run_id).status == "cancelled"
@@ -197,14 +195,14 @@ def test_a_signal_that_won_before_a_cancel_keeps_its_receipt(
 
 @pytest.mark.dw_requires("cross_handle")
 def test_a_signal_from_another_handle_is_seen_and_applied(
-    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
 ) -> None:
-    owner = make_engine(dw_store)
+    owner = dw_make_engine(dw_store)
     view = owner.run(approval_workflow())
     wait_id = view.waits[0].wait_id
     other = GatedStore(dw_open_handle())
     gate = other.pause("put_if_absent", point="before", key=OUTCOMES)
-    signal = other.spawn(lambda: make_engine(other).signal(wait_id, YES), name="signal")
+    signal = other.spawn(lambda: dw_make_engine(other).signal(wait_id, YES), name="signal")
     reach(gate, signal)
     assert [w.wait_id for w in owner.open_waits()] == [wait_id]  # still open here
     assert _refused(lambda: owner.resume(view.run_id)) == "open_wait"
@@ -231,10 +229,10 @@ def _cli(target: DwChildTarget, clock: FakeClock, *args: str) -> tuple[int, Any]
 @pytest.mark.dw_requires("cross_process")
 def test_sequenced_cli_processes_signal_and_resume_a_run_on_the_store(
     dw_store: Any, dw_child_target: DwChildTarget, dw_clock: FakeClock,
-    make_engine: MakeEngine,
+    dw_make_engine: MakeEngine,
 ) -> None:
     """A run suspended here is signalled by one process and resumed by another."""
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     view = engine.run(approval_workflow(timeout=600))
     wait_id = view.waits[0].wait_id
     code, delivery = _cli(dw_child_target, dw_clock, "signal", wait_id, "--payload", YES)
@@ -249,9 +247,9 @@ def test_sequenced_cli_processes_signal_and_resume_a_run_on_the_store(
 @pytest.mark.dw_requires("cross_process")
 def test_a_cli_process_sees_the_deadline_this_process_let_pass(
     dw_store: Any, dw_child_target: DwChildTarget, dw_clock: FakeClock,
-    make_engine: MakeEngine,
+    dw_make_engine: MakeEngine,
 ) -> None:
-    engine = make_engine(dw_store)
+    engine = dw_make_engine(dw_store)
     view = engine.run(approval_workflow(timeout=60))
     dw_clock.advance(61)  # DW_CLOCK carries it to the child
     code, refusal = _cli(dw_child_target, dw_clock, "signal", view.waits[0].wait_id,
@@ -272,23 +270,23 @@ def _suspended_and_signalled(engine: Any) -> tuple[str, str]:
 @pytest.mark.parametrize("point", ["before", "after_commit"])
 @pytest.mark.dw_requires("cross_handle")
 def test_a_resume_crashing_at_its_consume_loses_and_duplicates_nothing(
-    point: str, dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
+    point: str, dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
 ) -> None:
     """Crash at the consume's create: before it (the outcome stays for the next resume)
     or after it committed (the next resume replays from the run record)."""
-    run_id, receipt = _suspended_and_signalled(make_engine(dw_store))
+    run_id, receipt = _suspended_and_signalled(dw_make_engine(dw_store))
     wait_id = keys.wait_id_from_key(dw_store.list(keys.waits_root())[0]) or ""
     crashing = FaultyStore(dw_open_handle())
     crashing.crash("put_if_absent", key=REVISIONS, point=point)
     with pytest.raises(SimulatedCrash):
-        make_engine(crashing).resume(run_id)
-    shown = make_engine(dw_store).show(run_id)
+        dw_make_engine(crashing).resume(run_id)
+    shown = dw_make_engine(dw_store).show(run_id)
     if point == "before":
         assert answers_applied(shown) == []
         assert outcome_kind(dw_store, wait_id) == "accepted"
     else:
         assert len(answers_applied(shown)) == 1  # the consume landed whole
-    restarted = make_engine(dw_open_handle())  # a new process: waits out the dead claim
+    restarted = dw_make_engine(dw_open_handle())  # a new process: waits out the dead claim
     assert restarted.resume(run_id).status == "succeeded"
     assert_applied_once(restarted, dw_store, run_id, receipt)
 
@@ -298,34 +296,34 @@ def test_a_resume_crashing_at_its_consume_loses_and_duplicates_nothing(
 
 @pytest.mark.dw_requires("cross_handle")
 def test_competing_schedulers_and_a_manual_resume_apply_the_answer_once(
-    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
 ) -> None:
-    run_id, receipt = _suspended_and_signalled(make_engine(dw_store))
+    run_id, receipt = _suspended_and_signalled(dw_make_engine(dw_store))
     first = GatedStore(dw_open_handle())
     gate = first.pause("put_if_absent", point="before", key=REVISIONS)
-    serving = first.spawn(lambda: make_engine(first).serve_once(), name="scheduler-1")
+    serving = first.spawn(lambda: dw_make_engine(first).serve_once(), name="scheduler-1")
     reach(gate, serving)  # scheduler 1 holds the claim and is about to consume
-    assert make_engine(dw_open_handle()).serve_once() == []  # busy: skipped
-    manual = make_engine(dw_open_handle(), claim_patience=False)
+    assert dw_make_engine(dw_open_handle()).serve_once() == []  # busy: skipped
+    manual = dw_make_engine(dw_open_handle(), claim_patience=False)
     assert _refused(lambda: manual.resume(run_id)) == "busy"
     gate.release()
     assert serving.result() == [run_id]
-    assert make_engine(dw_open_handle()).serve_once() == []  # nothing left to do
-    assert_applied_once(make_engine(dw_store), dw_store, run_id, receipt)
+    assert dw_make_engine(dw_open_handle()).serve_once() == []  # nothing left to do
+    assert_applied_once(dw_make_engine(dw_store), dw_store, run_id, receipt)
 
 
 @pytest.mark.dw_requires("cross_handle")
 def test_a_resume_paused_past_its_lease_is_fenced_off_by_the_next_holder(
-    dw_store: Any, dw_open_handle: OpenHandle, make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
 ) -> None:
     """The first resume stalls before its consume; the lease goes stale; a second resume
     takes over and finishes; the first wakes and must stop with ``busy``, writing nothing."""
-    run_id, receipt = _suspended_and_signalled(make_engine(dw_store))
+    run_id, receipt = _suspended_and_signalled(dw_make_engine(dw_store))
     stalled = GatedStore(dw_open_handle())
     gate = stalled.pause("put_if_absent", point="before", key=REVISIONS)
-    first = stalled.spawn(lambda: make_engine(stalled).resume(run_id), name="stalled-resume")
+    first = stalled.spawn(lambda: dw_make_engine(stalled).resume(run_id), name="stalled-resume")
     reach(gate, first)
-    takeover = make_engine(dw_open_handle())  # patient: ages the lease on the fake clock
+    takeover = dw_make_engine(dw_open_handle())  # patient: ages the lease on the fake clock
     assert takeover.resume(run_id).status == "succeeded"
     revisions = revision_numbers(dw_store, run_id)
     gate.release()

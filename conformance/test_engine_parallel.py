@@ -21,15 +21,12 @@ from typing import Any
 
 import pytest
 
-from conformance.engine_support import (  # noqa: F401  (fixtures)
+from conformance.engine_support import (
     NO,
     YES,
-    MakeEngine,
     answers_applied,
     approval_workflow,
-    engine_variant_fixture,
     is_slow,
-    make_engine_fixture,
     receipt_in_run,
 )
 from conformance.racing import run_together
@@ -41,6 +38,7 @@ from dw_testing.history import (
     assert_linearizable,
 )
 from dw_testing.kit.clock import FakeClock
+from dw_testing.plugin.engine_fixtures import MakeEngine
 from dw_testing.plugin.profiles import rng
 from reference_engine.engine import Engine
 from reference_engine.refusals import Refusal
@@ -137,7 +135,7 @@ def _plans(random_: random.Random, run_ids: list[str]) -> list[list[tuple[str, s
 
 def test_concurrent_signals_timeouts_cancels_and_resumes_decide_each_wait_once(
     dw_store: Any, dw_open_handle: Callable[[], Any], dw_clock: FakeClock,
-    make_engine: MakeEngine,
+    dw_make_engine: MakeEngine,
 ) -> None:
     random_ = rng("engine-parallel")
     log = HistoryLog()
@@ -148,7 +146,7 @@ def test_concurrent_signals_timeouts_cancels_and_resumes_decide_each_wait_once(
                 for i in range(THREADS)]
     rounds = SLOW_STORE_ROUNDS if is_slow(dw_store) else ROUNDS
     for round_no in range(rounds):
-        setup = make_engine(main)
+        setup = dw_make_engine(main)
         waits = {}
         for n in range(RUNS_PER_ROUND):
             view = setup.run(approval_workflow(timeout=TIMEOUT_SECONDS),
@@ -156,10 +154,10 @@ def test_concurrent_signals_timeouts_cancels_and_resumes_decide_each_wait_once(
             waits[view.run_id] = view.waits[0].wait_id
         told = Told()
         plans = _plans(random_, sorted(waits))
-        actors = [make_engine(handle, claim_patience=False) for handle in recorded]
+        actors = [dw_make_engine(handle, claim_patience=False) for handle in recorded]
         run_together([functools.partial(_act, actor, dw_clock, told, waits, plan)
                       for actor, plan in zip(actors, plans, strict=True)])
-        finisher = make_engine(main)
+        finisher = dw_make_engine(main)
         for run_id, wait_id in waits.items():
             try:
                 _check_run(_finish(finisher, told, run_id, wait_id), told.won.get(run_id, []))

@@ -8,13 +8,11 @@ Exit codes: 0 all good, 1 any FAIL (or the run could not complete), 2 bad usage,
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,34 +21,14 @@ from rich.console import Console
 from rich.table import Table
 
 from dw_testing.plugin.report import OUTCOME_ORDER, markdown_path
+from dw_testing.selftest.runner import SuiteRun
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 4
 PROFILE_NAMES = ("quick", "ci", "thorough")
 # pytest's own exit codes we translate (2 interrupted, 3 internal error, 4 usage, 5 no tests).
 _PYTEST_USAGE, _PYTEST_NO_TESTS = 4, 5
-# The project's own addopts (perhaps its own --dw-store list) and collection patterns must not
-# change which stores run or which suite tests are found; its other ini settings still apply.
-_NEUTRAL_INI = ("-o", "addopts=", "-o", "python_files=test_*.py", "-o", "python_classes=Test",
-                "-o", "python_functions=test")
 _STYLES = {"FAIL": "bold red", "UNKNOWN": "bold yellow", "PASS": "green", "XFAIL": "cyan",
            "SKIP": "dim"}
-
-
-def pytest_command(
-    stores: Sequence[str], report: Path, *, profile: str, seed: int | None,
-    workers: str | None, rootdir: Path, extra: Sequence[str] = (),
-) -> list[str]:
-    """The pytest command line ``dw conformance`` runs (only the suite, rooted at ``rootdir``)."""
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE",
-               "--rootdir", str(rootdir), *_NEUTRAL_INI, "--dw-suite-only",
-               "--dw-allow-unknown", "--dw-report", str(report), "--dw-profile", profile]
-    for store in stores:
-        command.append(f"--dw-store={store}")
-    if seed is not None:
-        command += ["--dw-seed", str(seed)]
-    if workers:
-        command += ["-n", workers]
-    return [*command, *extra]
 
 
 def exit_code(report: Mapping[str, Any] | None, pytest_returncode: int) -> int:
@@ -84,12 +62,9 @@ def capability_table(report: Mapping[str, Any]) -> Table:
     return table
 
 
-def _run(command: list[str], cwd: Path, scratch: Path) -> int:
+def _run(run: SuiteRun, cwd: Path) -> int:
     """Run pytest, copying its output to stderr as it comes (stdout stays for the table)."""
-    env = dict(os.environ)
-    # Hypothesis caches under ./.hypothesis; a CI run should leave the checkout as it was.
-    env.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(scratch / "hypothesis"))
-    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
+    with subprocess.Popen(run.command(), cwd=cwd, env=run.environment(), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, bufsize=1) as process:
         assert process.stdout is not None
         for line in process.stdout:
@@ -98,18 +73,10 @@ def _run(command: list[str], cwd: Path, scratch: Path) -> int:
         return process.wait()
 
 
-def _self_test(console: Console) -> int:
-    try:
-        killmatrix = importlib.import_module("dw_testing.selftest.killmatrix")
-    except ImportError:
-        console.print("[red]the kill matrix (dw_testing.selftest.killmatrix) is not installed[/]")
-        return EXIT_FAIL
-    runner = getattr(killmatrix, "main", None) or getattr(killmatrix, "run", None)
-    if runner is None:
-        console.print("[red]dw_testing.selftest.killmatrix has no main() to run[/]")
-        return EXIT_FAIL
-    result = runner()
-    return int(result) if isinstance(result, int) else EXIT_OK
+def _self_test() -> int:
+    from dw_testing.selftest.verdict import main
+
+    return main()
 
 
 @click.command("conformance")
@@ -136,7 +103,7 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
     """
     console = Console()
     if self_test:
-        sys.exit(_self_test(console))
+        sys.exit(_self_test())
     if not stores:
         raise click.UsageError(
             "name a store: dw conformance --store memory:// (or a name from "
@@ -145,9 +112,9 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
     cwd = Path.cwd()
     with tempfile.TemporaryDirectory(prefix="dw-conformance-") as scratch:
         target = report_path.resolve() if report_path else Path(scratch) / "report.json"
-        command = pytest_command(stores, target, profile=profile, seed=seed, workers=workers,
-                                 rootdir=cwd, extra=pytest_args)
-        returncode = _run(command, cwd, Path(scratch))
+        run = SuiteRun(rootdir=cwd, stores=stores, report=target, profile=profile, seed=seed,
+                       workers=workers, scratch=Path(scratch), extra=pytest_args)
+        returncode = _run(run, cwd)
         report = json.loads(target.read_text(encoding="utf-8")) if target.is_file() else None
     if report is None:
         console.print(f"[red]pytest exited {returncode} without writing a report; see its "

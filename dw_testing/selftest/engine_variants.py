@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from dw_testing.selftest.mutants.registry import MutantInfo
@@ -304,104 +302,6 @@ ENGINE_UNKILLABLE_STORE_MUTANTS: Mapping[str, str] = {
     "traversal key",
 }
 
-ENGINE_LEVEL_MARK = "dw_engine"
-
-
-def engine_suite_command(workdir: Path, stores: Sequence[str], *, profile: str = "quick",
-                         extra: Sequence[str] = ()) -> list[str]:
-    """``pytest -m dw_engine`` on ``stores`` in a clean directory, writing report.json.
-
-    Select a variant by running it with ``DW_ENGINE_VARIANT`` set in its environment.
-    """
-    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=",
-            "--rootdir", str(workdir), "--dw-suite-only", "-m", ENGINE_LEVEL_MARK,
-            f"--dw-profile={profile}", "--dw-allow-unknown", "-q", "--tb=line",
-            "--no-header", "--dw-report", str(workdir / "report.json"),
-            *(f"--dw-store={store}" for store in stores), *extra]
-
-
-def variant_environment(variant: str | None) -> dict[str, str]:
-    """The environment for a suite run of ``variant`` (``None``: the reference engine)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", ENV_VAR))}
-    if variant is not None:
-        env[ENV_VAR] = variant
-    return env
-
-
-def failures_by_store(report: Mapping[str, Any]) -> dict[str, list[str]]:
-    """``{store: [failed node ids]}`` from a ``--dw-report`` JSON (every store listed)."""
-    failed: dict[str, list[str]] = {str(store): [] for store in report.get("stores", [])}
-    for test in report.get("tests", []):
-        if test.get("outcome") == "FAIL":
-            failed.setdefault(str(test["store"]), []).append(str(test["nodeid"]))
-    return failed
-
-
-def run_engine_kill_matrix(names: Sequence[str] | None = None, *, profile: str = "quick",
-                           timeout: float = 900.0) -> Any:
-    """The engine suite against each variant (on memory), as a ``killmatrix.KillMatrix``.
-
-    One pytest subprocess per variant, all started together; a variant is killed when at
-    least one engine-level test fails on it.
-    """
-    import json
-    import subprocess
-    import tempfile
-    import time
-
-    from dw_testing.selftest import killmatrix
-
-    chosen = list(VARIANTS) if names is None else list(names)
-    for name in chosen:
-        variant_named(name)
-    outcomes: dict[tuple[str, str], str] = {}
-    started_at = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="dw-engine-matrix-") as temp:
-        children = {}
-        for name in chosen:
-            workdir = Path(temp) / name
-            workdir.mkdir()
-            children[name] = (workdir, subprocess.Popen(
-                engine_suite_command(workdir, ["memory"], profile=profile), cwd=workdir,
-                env=variant_environment(name), stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL))
-        for name, (workdir, child) in children.items():
-            child.wait(timeout=timeout)
-            report_path = workdir / "report.json"
-            if not report_path.is_file():
-                raise RuntimeError(f"the engine suite wrote no report for variant {name} "
-                                   f"(pytest exit {child.returncode})")
-            report = json.loads(report_path.read_text(encoding="utf-8"))
-            single = killmatrix.build_matrix(report, [name], rootdir=workdir)
-            outcomes.update(single.outcomes)
-    tests = sorted({test for _, test in outcomes})
-    return killmatrix.KillMatrix(chosen, tests, outcomes,
-                                 wall_seconds=time.perf_counter() - started_at)
-
-
-def engine_self_test(console: Any) -> int:
-    """Print the engine-variant kill matrix (for ``dw conformance --self-test``); 1 if any
-    variant survived."""
-    try:
-        matrix = run_engine_kill_matrix()
-    except (RuntimeError, OSError) as exc:
-        console.print(f"[red]the engine kill matrix could not run: {exc}[/]")
-        return 1
-    console.print(f"engine variants: {len(matrix.mutants)} variants x {len(matrix.tests)} "
-                  f"engine-level tests in {matrix.wall_seconds:.1f} s")
-    for name in matrix.mutants:
-        first = matrix.first_kill(name)
-        verdict = (f"killed by {len(matrix.killed_by(name))} tests, first "
-                   f"{first.rpartition('::')[2]}" if first else "SURVIVED")
-        console.print(f"  {name}: {verdict} ({VARIANTS[name].defect})", markup=False)
-    survivors = matrix.survivors()
-    if survivors:
-        console.print(f"[bold red]engine variants survived: {', '.join(survivors)}[/]")
-        return 1
-    console.print(f"[green]every one of {len(matrix.mutants)} engine variants was killed[/]")
-    return 0
-
-
 def variant_named(name: str) -> EngineVariant:
     """A variant by its name or by ``package.module:attr``; a clear error otherwise."""
     if name in VARIANTS:
@@ -431,11 +331,6 @@ __all__ = [
     "VARIANTS",
     "EngineVariant",
     "MakeEngine",
-    "engine_self_test",
-    "engine_suite_command",
-    "failures_by_store",
-    "run_engine_kill_matrix",
     "selected_variant",
-    "variant_environment",
     "variant_named",
 ]

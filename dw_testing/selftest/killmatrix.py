@@ -7,7 +7,7 @@ at least one test FAILs on it. :func:`main` prints the matrix for
 ``dw conformance --self-test`` and returns its exit code.
 
 Engine variants (level ``"engine"``) run through the engine-level suite instead, one
-pytest subprocess per variant (:func:`dw_testing.selftest.engine_variants.run_engine_kill_matrix`);
+pytest subprocess per variant (:func:`dw_testing.selftest.engine_matrix.run_engine_kill_matrix`);
 :func:`main` prints that matrix after this one, and fails when a variant survives.
 """
 
@@ -16,10 +16,8 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
-import os
 import re
 import subprocess
-import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ElementTree
@@ -30,6 +28,7 @@ from statistics import median
 from typing import Any
 
 from dw_testing.selftest.mutants import STORE_MUTANTS, MutantInfo
+from dw_testing.selftest.runner import SuiteRun
 
 KILLED = "FAIL"
 SUITE_PACKAGE = "conformance"
@@ -116,21 +115,13 @@ def store_mutants(names: Iterable[str] | None = None) -> list[MutantInfo]:
     return [STORE_MUTANTS[name] for name in chosen if STORE_MUTANTS[name].level == "store"]
 
 
-def pytest_command(
-    mutants: Sequence[MutantInfo], workdir: Path, *, profile: str = "quick",
-    workers: str | None = DEFAULT_WORKERS, extra: Sequence[str] = (),
-) -> list[str]:
+def suite_run(mutants: Sequence[MutantInfo], workdir: Path, *, profile: str = "quick",
+              workers: str | None = DEFAULT_WORKERS, extra: Sequence[str] = ()) -> SuiteRun:
     """One pytest run: the store-level suite against every mutant, report and JUnit XML."""
-    command = [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=",
-        "--rootdir", str(workdir), "--dw-suite-only", "-m", STORE_LEVEL_MARK,
-        f"--dw-profile={profile}", "--dw-allow-unknown", "-q", "--tb=no", "--no-header",
-        "--dw-report", str(workdir / "report.json"), "--junit-xml", str(workdir / "junit.xml"),
-    ]
-    command += [f"--dw-store={m.target}" for m in mutants]
-    if workers:
-        command += ["-n", workers]
-    return [*command, *extra]
+    return SuiteRun(rootdir=workdir, stores=[m.target for m in mutants],
+                    report=workdir / "report.json", profile=profile, marker=STORE_LEVEL_MARK,
+                    workers=workers, junit=workdir / "junit.xml", traceback="no",
+                    quiet_header=True, scratch=workdir, extra=extra)
 
 
 def run_kill_matrix(
@@ -142,11 +133,11 @@ def run_kill_matrix(
     mutants = store_mutants(names)
     with tempfile.TemporaryDirectory(prefix="dw-killmatrix-") as temp:
         workdir = Path(temp)
-        command = pytest_command(mutants, workdir, profile=profile, workers=workers,
-                                 extra=extra)
+        run = suite_run(mutants, workdir, profile=profile, workers=workers, extra=extra)
+        command = run.command()
         started = time.perf_counter()
         finished = subprocess.run(command, cwd=workdir, capture_output=True, text=True,
-                                  timeout=timeout, check=False, env=_clean_environment())
+                                  timeout=timeout, check=False, env=run.environment())
         wall = time.perf_counter() - started
         report_path = workdir / "report.json"
         if not report_path.is_file():
@@ -159,13 +150,6 @@ def run_kill_matrix(
         durations = junit_durations(junit) if junit.is_file() else {}
     return build_matrix(report, [m.name for m in mutants], durations=durations,
                         wall_seconds=wall, rootdir=workdir, command=command)
-
-
-def _clean_environment() -> dict[str, str]:
-    # Run from inside a pytest (or xdist worker), the outer run's PYTEST_ADDOPTS and worker
-    # variables would leak into the self-test run and change what it collects.
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(("PYTEST_", "PYTHONBREAKPOINT"))}
 
 
 # -- parsing --------------------------------------------------------------------------------
@@ -378,31 +362,3 @@ def render(matrix: KillMatrix, listed: Mapping[str, str] | None = None) -> list[
 
 def _seconds(value: float | None) -> str:
     return "" if value is None else f"{value:.3f} s"
-
-
-def main(names: Iterable[str] | None = None) -> int:
-    """Run, print, and return 0 when every mutant died and every idle test is explained."""
-    from rich.console import Console
-
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=WIDE_OUTPUT)  # a log file: never fold the matrix
-    console.print(f"running the store suite against {len(store_mutants(names))} mutants ...")
-    try:
-        matrix = run_kill_matrix(names)
-    except KillMatrixError as exc:
-        console.print(f"[red]{exc}[/]")
-        return 1
-    listed = unkillable_tests()
-    for renderable in render(matrix, listed):
-        console.print(renderable)
-    store_failed = bool(matrix.survivors() or unlisted_useless_tests(matrix, listed))
-    from dw_testing.selftest.engine_variants import engine_self_test
-
-    console.print("running the engine suite against each engine variant ...")
-    engine_failed = engine_self_test(console)
-    return 1 if store_failed or engine_failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

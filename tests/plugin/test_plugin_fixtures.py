@@ -62,3 +62,59 @@ def test_conformance_test_refuses_unknown_names() -> None:
         conformance_test("teleport")
     with pytest.raises(ValueError, match="level must be 'store' or 'engine'"):
         conformance_test(level="disk")
+
+
+def test_the_plugin_provides_the_engine_fixtures(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_engine="""
+        from reference_engine.engine import Engine
+        from reference_engine.stores.memory import MemoryStore
+
+        def test_engine(dw_make_engine, dw_engine_variant, dw_clock):
+            assert dw_engine_variant is None
+            engine = dw_make_engine(MemoryStore("plugin-engine-fixture"))
+            assert isinstance(engine, Engine)
+            assert engine.clock is dw_clock
+    """)
+    pytester.runpytest("test_engine.py").assert_outcomes(passed=1)
+
+
+def test_a_variant_hook_replaces_the_engine(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("""
+        import contextlib
+        from reference_engine.engine import Engine
+
+        class Marked(Engine):
+            pass
+
+        class Variant:
+            name = "marked"
+
+            def installed(self):
+                return contextlib.nullcontext(self)
+
+            def engine(self, store, clock, **kwargs):
+                return Marked(store, clock, **kwargs)
+
+        def pytest_dw_engine_under_test(config):
+            return Variant()
+    """)
+    pytester.makepyfile(test_engine="""
+        from reference_engine.stores.memory import MemoryStore
+
+        def test_engine(dw_make_engine, dw_engine_variant):
+            assert dw_engine_variant.name == "marked"
+            assert type(dw_make_engine(MemoryStore("plugin-variant"))).__name__ == "Marked"
+    """)
+    pytester.runpytest("test_engine.py").assert_outcomes(passed=1)
+
+
+def test_a_variant_named_without_its_plugin_is_a_usage_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DW_ENGINE_VARIANT", "consume_in_two_saves")
+    pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
+    result = pytester.runpytest("test_nothing.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*add -p dw_testing.selftest.variants*"])
+    with_plugin = pytester.runpytest("test_nothing.py", "-p", "dw_testing.selftest.variants")
+    with_plugin.assert_outcomes(passed=1)

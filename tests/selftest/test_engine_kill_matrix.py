@@ -7,8 +7,8 @@ import io
 import pytest
 from rich.console import Console
 
-from dw_testing.selftest import engine_variants
-from dw_testing.selftest.engine_variants import run_engine_kill_matrix
+from dw_testing.selftest import engine_matrix
+from dw_testing.selftest.engine_matrix import run_engine_kill_matrix
 from dw_testing.selftest.killmatrix import KillMatrix
 
 
@@ -23,7 +23,7 @@ def test_the_engine_kill_matrix_names_the_test_that_killed_a_variant() -> None:
 def test_the_self_test_fails_when_a_variant_survives(monkeypatch: pytest.MonkeyPatch) -> None:
     survived = KillMatrix(["replay_journals_twice"], ["conformance/t.py::test_x"],
                           {("replay_journals_twice", "conformance/t.py::test_x"): "PASS"})
-    monkeypatch.setattr(engine_variants, "run_engine_kill_matrix", lambda: survived)
+    monkeypatch.setattr(engine_matrix, "run_engine_kill_matrix", lambda: survived)
     out = io.StringIO()
-    assert engine_variants.engine_self_test(Console(file=out, width=200)) == 1
+    assert engine_matrix.engine_self_test(Console(file=out, width=200)) == 1
     assert "replay_journals_twice: SURVIVED" in out.getvalue()

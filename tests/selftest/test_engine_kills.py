@@ -22,13 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from dw_testing.selftest.engine_variants import (
-    ENGINE_UNKILLABLE_STORE_MUTANTS,
-    ENGINE_VARIANTS,
-    engine_suite_command,
-    failures_by_store,
-    variant_environment,
-)
+from dw_testing.selftest.engine_matrix import engine_suite_run, failures_by_store
+from dw_testing.selftest.engine_variants import ENGINE_UNKILLABLE_STORE_MUTANTS, ENGINE_VARIANTS
 from dw_testing.selftest.mutants import STORE_MUTANTS
 
 TIMEOUT_SECONDS = 600
@@ -37,7 +32,7 @@ WITHOUT_SLOW_FINDERS = ["-k", "not wait_lifecycle and not concurrent_signals"]
 
 
 @dataclass(frozen=True)
-class SuiteRun:
+class FinishedRun:
     returncode: int
     failures: dict[str, list[str]]
     tail: str
@@ -46,22 +41,22 @@ class SuiteRun:
 def _start(workdir: Path, stores: list[str], variant: str | None,
            extra: list[str]) -> subprocess.Popen[str]:
     workdir.mkdir(parents=True)
-    return subprocess.Popen(engine_suite_command(workdir, stores, extra=extra), cwd=workdir,
-                            env=variant_environment(variant), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    run = engine_suite_run(workdir, stores, variant=variant, extra=extra)
+    return subprocess.Popen(run.command(), cwd=workdir, env=run.environment(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def _finish(child: subprocess.Popen[str], workdir: Path) -> SuiteRun:
+def _finish(child: subprocess.Popen[str], workdir: Path) -> FinishedRun:
     output, _ = child.communicate(timeout=TIMEOUT_SECONDS)
     report = workdir / "report.json"
     tail = "\n".join(output.strip().splitlines()[-20:])
     assert report.is_file(), f"the engine suite wrote no report:\n{tail}"
     failures = failures_by_store(json.loads(report.read_text(encoding="utf-8")))
-    return SuiteRun(child.returncode, failures, tail)
+    return FinishedRun(child.returncode, failures, tail)
 
 
 @pytest.fixture(scope="module")
-def runs() -> Iterator[dict[str, SuiteRun]]:
+def runs() -> Iterator[dict[str, FinishedRun]]:
     with tempfile.TemporaryDirectory(prefix="dw-engine-kills-") as temp:
         root = Path(temp)
         killable = [m.target for name, m in STORE_MUTANTS.items()
@@ -80,7 +75,7 @@ def runs() -> Iterator[dict[str, SuiteRun]]:
 
 @pytest.mark.parametrize("variant", sorted(ENGINE_VARIANTS))
 def test_every_engine_variant_is_killed_by_an_engine_level_test(
-    runs: dict[str, SuiteRun], variant: str,
+    runs: dict[str, FinishedRun], variant: str,
 ) -> None:
     run = runs[f"variant:{variant}"]
     killers = [test for tests in run.failures.values() for test in tests]
@@ -88,7 +83,7 @@ def test_every_engine_variant_is_killed_by_an_engine_level_test(
                      f"passed the whole engine suite:\n{run.tail}")
 
 
-def test_false_to_the_winner_passes_the_engine_suite(runs: dict[str, SuiteRun]) -> None:
+def test_false_to_the_winner_passes_the_engine_suite(runs: dict[str, FinishedRun]) -> None:
     run = runs["false_to_winner"]
     failed = [test for tests in run.failures.values() for test in tests]
     assert run.returncode == 0 and not failed, (
@@ -97,7 +92,7 @@ def test_false_to_the_winner_passes_the_engine_suite(runs: dict[str, SuiteRun]) 
 
 
 def test_every_store_mutant_that_can_hurt_a_wait_is_killed_at_engine_level(
-    runs: dict[str, SuiteRun],
+    runs: dict[str, FinishedRun],
 ) -> None:
     failures = runs["store_mutants"].failures
     names = {m.target: name for name, m in STORE_MUTANTS.items()}

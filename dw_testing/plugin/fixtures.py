@@ -1,0 +1,105 @@
+"""The store fixtures every suite test (and an author's own tests) can use.
+
+Without ``--dw-store`` they work on a session-shared memory store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.prefixed import PrefixedStore
+from dw_testing.kit.spec import StoreSpec
+from dw_testing.plugin import capabilities as caps_mod
+from dw_testing.plugin.catalogue import DwChildTarget
+from dw_testing.plugin.session import STORE_FIXTURE, close_quietly, dw_session
+
+
+@pytest.fixture(scope="session")
+def dw_spec(request: pytest.FixtureRequest) -> StoreSpec:
+    """The StoreSpec under test (its provider is entered once per session or xdist worker)."""
+    session = dw_session(request.config)
+    return session.stores.spec(session.entry(getattr(request, "param", None)))
+
+
+@pytest.fixture
+def dw_caps(request: pytest.FixtureRequest, dw_spec: StoreSpec) -> dict[str, bool]:
+    """The store's capabilities: defaults, then what the factory, provider or pyproject say."""
+    session = dw_session(request.config)
+    return session.stores.capabilities(session.entry(dw_spec.name))
+
+
+@pytest.fixture(autouse=True)
+def _dw_capability_gate(request: pytest.FixtureRequest) -> None:
+    if STORE_FIXTURE not in request.fixturenames:
+        return
+    needed = caps_mod.required(request.node)
+    if not needed:
+        return
+    spec: StoreSpec = request.getfixturevalue(STORE_FIXTURE)
+    absent = caps_mod.missing(needed, request.getfixturevalue("dw_caps"))
+    if absent:
+        pytest.skip(caps_mod.skip_reason(spec.name, absent))
+
+
+@pytest.fixture
+def _dw_prefix(request: pytest.FixtureRequest, dw_spec: StoreSpec) -> Iterator[str]:
+    session = dw_session(request.config)
+    prefix = session.next_prefix()
+    yield prefix
+    session.clear_prefix(dw_spec, prefix)
+
+
+@pytest.fixture
+def dw_store(dw_spec: StoreSpec, _dw_prefix: str) -> Iterator[PrefixedStore]:
+    """A fresh handle on the test's own prefix ``dwc-<session>-<worker>/<n>``, cleared after."""
+    handle = dw_spec.factory()
+    yield PrefixedStore(handle, _dw_prefix)
+    close_quietly(handle)
+
+
+@pytest.fixture
+def dw_open_handle(
+    dw_spec: StoreSpec, _dw_prefix: str
+) -> Iterator[Callable[[], PrefixedStore]]:
+    """``dw_open_handle()`` returns another handle (a new factory call) on the same prefix."""
+    opened: list[object] = []
+
+    def open_handle() -> PrefixedStore:
+        handle = dw_spec.factory()
+        opened.append(handle)
+        return PrefixedStore(handle, _dw_prefix)
+
+    yield open_handle
+    for handle in opened:
+        close_quietly(handle)
+
+
+@pytest.fixture
+def dw_raw_store(dw_spec: StoreSpec) -> Iterator[Any]:
+    """An unprefixed handle, for the key-validation tests only: it is not cleared."""
+    handle = dw_spec.factory()
+    yield handle
+    close_quietly(handle)
+
+
+@pytest.fixture
+def dw_child_target(dw_spec: StoreSpec, _dw_prefix: str) -> DwChildTarget:
+    """The URI and prefix a child process opens: ``PrefixedStore(open_store(uri), prefix)``."""
+    if not dw_spec.uri:
+        pytest.fail(
+            f"store {dw_spec.name} has no uri, so a child process cannot open it; give its "
+            "StoreSpec a uri (or an import path), or declare cross_process = false",
+            pytrace=False,
+        )
+    return DwChildTarget(uri=dw_spec.uri, prefix=_dw_prefix)
+
+
+@pytest.fixture
+def dw_clock(tmp_path: Path) -> FakeClock:
+    """A FakeClock mirrored to a file, so ``dw_clock.env`` drives CLI processes too."""
+    return FakeClock(mirror_to=tmp_path / "dw-clock")

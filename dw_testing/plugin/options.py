@@ -1,0 +1,36 @@
+"""The plugin's command-line options and markers."""
+
+from __future__ import annotations
+
+import pytest
+
+MARKERS = (
+    "dw_store_contract: a conformance test of the store alone (SPEC section 2)",
+    "dw_engine: a conformance test of the reference engine's wait lifecycle on the store",
+    "dw_requires(*capabilities): skip unless the store under test declares every capability",
+)
+PROFILE_NAMES = ("quick", "ci", "thorough")
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """The ``--dw-*`` options, in their own group of ``pytest --help``."""
+    group = parser.getgroup("dw-testing", "dw-testing conformance suite")
+    group.addoption(
+        "--dw-store", action="append", default=[], dest="dw_store",
+        metavar="NAME|URI|module:obj",
+        help="run the conformance suite against this store; repeat for several "
+        "(names: see --dw-stores)",
+    )
+    group.addoption("--dw-stores", action="store_true", dest="dw_stores",
+                    help="list the known store names and exit")
+    group.addoption("--dw-profile", choices=PROFILE_NAMES, default=None, dest="dw_profile",
+                    help="Hypothesis effort for the suite (default: ci)")
+    group.addoption("--dw-seed", type=int, default=None, dest="dw_seed",
+                    help="seed Hypothesis and the suite's randomness to reproduce a run")
+    group.addoption("--dw-report", default=None, dest="dw_report", metavar="PATH",
+                    help="write the JSON report to PATH and a Markdown matrix beside it")
+    group.addoption("--dw-allow-unknown", action="store_true", dest="dw_allow_unknown",
+                    help="do not fail the run when a history check ran out of budget "
+                    "(UNKNOWN); it is reported as skipped")
+    group.addoption("--dw-suite-only", action="store_true", dest="dw_suite_only",
+                    help="collect only the conformance suite, not the run's own test paths")
