@@ -18,10 +18,10 @@ from conformance.engine_support import (
     FAST_ROUND_TRIP,
     round_trip_seconds,
 )
-from dw_testing.models.wait_machine import wait_machine
+from dw_testing.models.wait_machine import WaitStateMachine
 from dw_testing.plugin.engine_fixtures import engine_builder
+from dw_testing.plugin.hookspecs import EngineUnderTest
 from dw_testing.plugin.profiles import active_profile, active_settings, seeded
-from dw_testing.selftest.engine_variants import EngineVariant
 
 pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent", "cross_handle")]
 
@@ -46,12 +46,12 @@ def _examples(profile: str, handle: Any) -> int:
 
 
 def test_the_wait_lifecycle_keeps_its_promises_after_every_step(
-    dw_open_handle: Callable[[], Any], dw_engine_variant: EngineVariant | None,
+    dw_open_handle: Callable[[], Any], dw_engine_variant: EngineUnderTest | None,
 ) -> None:
-    machine = wait_machine(dw_open_handle, engine_builder(dw_engine_variant))
+    machine = WaitStateMachine.for_store(dw_open_handle, engine_builder(dw_engine_variant))
     factory = cast(type[RuleBasedStateMachine], seeded(machine))
     examples = _examples(active_profile(), dw_open_handle())
     try:
         run_state_machine_as_test(factory, settings=active_settings(max_examples=examples))
     finally:
-        machine.close_handles()  # type: ignore[attr-defined]
+        machine.close_handles()

@@ -13,7 +13,7 @@ from typing import Any, cast
 import pytest
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-from dw_testing.models.store_machine import store_machine
+from dw_testing.models.store_machine import StoreStateMachine
 from dw_testing.plugin.profiles import active_settings, seeded
 
 pytestmark = [pytest.mark.dw_store_contract]
@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.dw_store_contract]
 def test_the_store_behaves_like_a_dict_across_two_handles(
     dw_open_handle: Callable[[], Any], dw_caps: dict[str, bool],
 ) -> None:
-    machine = store_machine(dw_open_handle, two_handles=dw_caps.get("cross_handle", True))
+    machine = StoreStateMachine.for_store(
+        dw_open_handle, two_handles=dw_caps.get("cross_handle", True))
     # ``seeded`` returns the class wrapped with the session seed, still a factory of machines.
     factory = cast(type[RuleBasedStateMachine], seeded(machine))
     run_state_machine_as_test(factory, settings=active_settings())

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple, TypeVar
 
+from dw_testing.kit.wrappers import StoreWrapper
 from reference_engine.errors import StoreError, TransientStoreError
 
 __all__ = ["CrashPlan", "FaultMisuse", "FaultyStore", "InjectedFault", "SimulatedCrash",
@@ -122,7 +123,7 @@ class CrashPlan:
         return f"crash at {self.point} of {op}{where} #{self.after_calls + 1}"
 
 
-class FaultyStore:
+class FaultyStore(StoreWrapper):
     """Wraps any store; injects queued faults and crashes (see the module docstring).
 
     ``put_if_absent`` exists only when ``inner`` has it. The wrapper is thread-safe.
@@ -131,14 +132,12 @@ class FaultyStore:
     """
 
     def __init__(self, inner: Any) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.calls: list[StoreCall] = []
         self.faults: list[InjectedFault] = []
         self.crash_plan: CrashPlan | None = None
         self._crashed_at: StoreCall | None = None
         self._lock = threading.Lock()
-        if callable(getattr(inner, "put_if_absent", None)):
-            self.put_if_absent = self._put_if_absent
 
     # -- scripting --------------------------------------------------------------------
 
@@ -221,33 +220,6 @@ class FaultyStore:
                 "FaultyStore: these faults were never hit, so the test did not exercise "
                 "them (check the op and key pattern):\n  " + "\n  ".join(left)
             )
-
-    # -- the store surface ------------------------------------------------------------
-
-    def put(self, key: str, data: bytes) -> None:
-        self._call("put", key, lambda: self.inner.put(key, data))
-
-    def _put_if_absent(self, key: str, data: bytes) -> bool:
-        # Passed on untouched, so a store returning a non-bool is seen by the suite.
-        created: bool = self._call("put_if_absent", key,
-                                   lambda: self.inner.put_if_absent(key, data))
-        return created
-
-    def get(self, key: str) -> bytes | None:
-        value: bytes | None = self._call("get", key, lambda: self.inner.get(key))
-        return value
-
-    def delete(self, key: str) -> None:
-        self._call("delete", key, lambda: self.inner.delete(key))
-
-    def list(self, prefix: str) -> list[str]:
-        keys: list[str] = self._call("list", prefix, lambda: self.inner.list(prefix))
-        return keys
-
-    def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if callable(close):
-            close()
 
     # -- machinery --------------------------------------------------------------------
 

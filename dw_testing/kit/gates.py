@@ -38,6 +38,8 @@ from fnmatch import fnmatchcase
 from types import TracebackType
 from typing import Any, Generic, NamedTuple, TypeVar
 
+from dw_testing.kit.wrappers import StoreWrapper
+
 __all__ = ["CallEvent", "Gate", "GateMisuse", "GateTimeout", "GatedStore", "Hook", "Spawned"]
 
 STORE_OPS = ("put", "put_if_absent", "get", "delete", "list")
@@ -350,7 +352,7 @@ class Spawned(Generic[T]):
         return parked or "it may be blocked on something the test thread holds"
 
 
-class GatedStore:
+class GatedStore(StoreWrapper):
     """Wraps any store and parks calls at scripted gates (see the module docstring).
 
     ``put_if_absent`` exists only when ``inner`` has it, so :func:`supports_create`
@@ -359,7 +361,7 @@ class GatedStore:
     """
 
     def __init__(self, inner: Any, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.timeout = timeout
         self.calls: list[CallEvent] = []
         self.gates: list[Gate] = []
@@ -367,8 +369,6 @@ class GatedStore:
         self._stops: list[Gate | Hook] = []   # gates and hooks, in the order they were made
         self.spawned: list[Spawned[Any]] = []
         self._cond = threading.Condition()
-        if callable(getattr(inner, "put_if_absent", None)):
-            self.put_if_absent = self._put_if_absent
 
     # -- scripting --------------------------------------------------------------------
 
@@ -484,38 +484,12 @@ class GatedStore:
         if loose:
             raise AssertionError("GatedStore: " + "; ".join(loose))
 
-    # -- the store surface ------------------------------------------------------------
-
-    def put(self, key: str, data: bytes) -> None:
-        with self._gated("put", key):
-            self.inner.put(key, data)
-
-    def _put_if_absent(self, key: str, data: bytes) -> bool:
-        with self._gated("put_if_absent", key):
-            # Passed on untouched, so a store returning a non-bool is seen by the suite.
-            created: bool = self.inner.put_if_absent(key, data)
-        return created
-
-    def get(self, key: str) -> bytes | None:
-        with self._gated("get", key):
-            value: bytes | None = self.inner.get(key)
-        return value
-
-    def delete(self, key: str) -> None:
-        with self._gated("delete", key):
-            self.inner.delete(key)
-
-    def list(self, prefix: str) -> list[str]:
-        with self._gated("list", prefix):
-            keys: list[str] = self.inner.list(prefix)
-        return keys
-
-    def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if callable(close):
-            close()
-
     # -- machinery --------------------------------------------------------------------
+
+    def _call(self, op: str, key: str, run: Callable[[], T]) -> T:
+        with self._gated(op, key):
+            result = run()
+        return result
 
     @contextmanager
     def _gated(self, op: str, key: str) -> Iterator[None]:

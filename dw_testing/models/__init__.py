@@ -1,5 +1,13 @@
-"""Hypothesis state machines that compare a store under test with a model."""
+"""Hypothesis state machines that compare a store under test with a model.
 
-from dw_testing.models.store_machine import store_machine
+Import one, hand it a store, and subclass it to add rules of your own::
 
-__all__ = ["store_machine"]
+    from dw_testing.models import StoreStateMachine
+
+    TestMyStore = StoreStateMachine.for_store(make_store).TestCase
+"""
+
+from dw_testing.models.store_machine import StoreStateMachine
+from dw_testing.models.wait_machine import WaitStateMachine
+
+__all__ = ["StoreStateMachine", "WaitStateMachine"]

@@ -1,10 +1,13 @@
 """The store-level state machine: put / put_if_absent / get / delete / list on two handles,
 checked step by step against a dict.
 
-Build it with :func:`store_machine` from a handle factory (``dw_open_handle`` in the suite)
-and run it with ``run_state_machine_as_test``. A failure shrinks to a short program such as::
+Import :class:`StoreStateMachine`, hand it a store, and run it like any Hypothesis machine::
 
-    state = StoreMachine()
+    TestMyStore = StoreStateMachine.for_store(make_store).TestCase
+
+A failure shrinks to a short program such as::
+
+    state = StoreStateMachine()
     keys_0 = state.choose_key(key='ab')
     state.put(handle='h1', key=keys_0, value=b'')
     state.list_keys(handle='h2', prefix='a')
@@ -12,12 +15,14 @@ and run it with ``run_state_machine_as_test``. A failure shrinks to a short prog
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import uuid
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rule
 
+from dw_testing.kit.prefixed import PrefixedStore
 from reference_engine.stores.contract import close_store, supports_create
 
 # Nested keys (a, a/b, a/b/c) must coexist; "ab" and "a-b" catch a list that matches names
@@ -34,66 +39,84 @@ def model_list(model: dict[str, bytes], prefix: str) -> list[str]:
     return sorted(key for key in model if base == "" or key.startswith(base + "/"))
 
 
-def store_machine(open_handle: Callable[[], Any], *, two_handles: bool = True,
-                  keys: Sequence[str] = KEYS) -> type[RuleBasedStateMachine]:
-    """A state machine class whose every run opens fresh handles from ``open_handle``.
+class StoreStateMachine(RuleBasedStateMachine):
+    """put / put_if_absent / get / delete / list on two handles, checked against a dict.
 
-    Runs share the backing store, so each run starts by deleting every key it may use.
-    With ``two_handles=False`` (a store without ``cross_handle``) both names are one handle.
+    Hand it a store with :meth:`for_store` (a handle factory, such as ``dw_open_handle``), or
+    subclass it and define :meth:`open_handle`; a subclass may add rules of its own. Every
+    example works in a fresh sub-prefix of the handles it opens, so no example depends on
+    what an earlier one left behind, nor on the store's own ``delete`` to clean up. With
+    ``two_handles = False`` (a store without ``cross_handle``) both names are one handle.
     """
-    key_choices = tuple(keys)
 
-    class StoreMachine(RuleBasedStateMachine):
-        keys = Bundle("keys")
+    keys = Bundle("keys")
+    two_handles: ClassVar[bool] = True
 
-        def __init__(self) -> None:
-            super().__init__()
-            first = open_handle()
-            self.handles = {"h1": first, "h2": open_handle() if two_handles else first}
-            for key in key_choices:
-                first.delete(key)
-            self.model: dict[str, bytes] = {}
+    def open_handle(self) -> Any:
+        """A new handle on the store under test; define it, or use :meth:`for_store`."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no store: use StoreStateMachine.for_store(open_handle) "
+            "or subclass StoreStateMachine and define open_handle(self)")
 
-        def teardown(self) -> None:
-            for handle in {id(h): h for h in self.handles.values()}.values():
-                close_store(handle)
+    @classmethod
+    def for_store(cls, open_handle: Callable[[], Any], *,
+                  two_handles: bool = True) -> type[StoreStateMachine]:
+        """A subclass whose handles come from ``open_handle``."""
+        def open_from_factory(self: StoreStateMachine) -> Any:
+            return open_handle()
 
-        def _expect(self, what: str, got: object, wanted: object) -> None:
-            assert got == wanted, f"{what}: the store gave {got!r}, the model expects {wanted!r}"
+        return type(cls.__name__, (cls,), {"open_handle": open_from_factory,
+                                           "two_handles": two_handles})
 
-        @rule(target=keys, key=st.sampled_from(key_choices))
-        def choose_key(self, key: str) -> str:
-            return key
+    def __init__(self) -> None:
+        super().__init__()
+        space = f"m-{uuid.uuid4().hex[:12]}"
+        self._opened = [self.open_handle()]
+        if self.two_handles:
+            self._opened.append(self.open_handle())
+        first = PrefixedStore(self._opened[0], space)
+        second = PrefixedStore(self._opened[-1], space)
+        self.handles = {"h1": first, "h2": second if self.two_handles else first}
+        self.model: dict[str, bytes] = {}
 
-        @rule(handle=st.sampled_from(HANDLES), key=keys, value=VALUES)
-        def put(self, handle: str, key: str, value: bytes) -> None:
-            self.handles[handle].put(key, value)
-            self.model[key] = value
+    def teardown(self) -> None:
+        for handle in self._opened:
+            close_store(handle)
 
-        @precondition(lambda self: supports_create(self.handles["h1"]))
-        @rule(handle=st.sampled_from(HANDLES), key=keys, value=VALUES)
-        def put_if_absent(self, handle: str, key: str, value: bytes) -> None:
-            created = self.handles[handle].put_if_absent(key, value)
-            self._expect(f"put_if_absent({key!r}) on {handle}", created, key not in self.model)
-            self.model.setdefault(key, value)
-            # SPEC §2.1 clause 2: a losing create leaves the record byte-for-byte unchanged,
-            # so read it back at once rather than hope a later get lands on this key.
-            self._expect(f"get({key!r}) right after put_if_absent on {handle}",
-                         self.handles[handle].get(key), self.model[key])
+    def _expect(self, what: str, got: object, wanted: object) -> None:
+        assert got == wanted, f"{what}: the store gave {got!r}, the model expects {wanted!r}"
 
-        @rule(handle=st.sampled_from(HANDLES), key=keys)
-        def get(self, handle: str, key: str) -> None:
-            self._expect(f"get({key!r}) on {handle}", self.handles[handle].get(key),
-                         self.model.get(key))
+    @rule(target=keys, key=st.sampled_from(KEYS))
+    def choose_key(self, key: str) -> str:
+        return key
 
-        @rule(handle=st.sampled_from(HANDLES), key=keys)
-        def delete(self, handle: str, key: str) -> None:
-            self.handles[handle].delete(key)
-            self.model.pop(key, None)
+    @rule(handle=st.sampled_from(HANDLES), key=keys, value=VALUES)
+    def put(self, handle: str, key: str, value: bytes) -> None:
+        self.handles[handle].put(key, value)
+        self.model[key] = value
 
-        @rule(handle=st.sampled_from(HANDLES), prefix=st.sampled_from(PREFIXES))
-        def list_keys(self, handle: str, prefix: str) -> None:
-            self._expect(f"list({prefix!r}) on {handle}", self.handles[handle].list(prefix),
-                         model_list(self.model, prefix))
+    @precondition(lambda self: supports_create(self.handles["h1"]))
+    @rule(handle=st.sampled_from(HANDLES), key=keys, value=VALUES)
+    def put_if_absent(self, handle: str, key: str, value: bytes) -> None:
+        created = self.handles[handle].put_if_absent(key, value)
+        self._expect(f"put_if_absent({key!r}) on {handle}", created, key not in self.model)
+        self.model.setdefault(key, value)
+        # A losing create leaves the record byte-for-byte unchanged, so read it back at
+        # once rather than hope a later get lands on this key.
+        self._expect(f"get({key!r}) right after put_if_absent on {handle}",
+                     self.handles[handle].get(key), self.model[key])
 
-    return StoreMachine
+    @rule(handle=st.sampled_from(HANDLES), key=keys)
+    def get(self, handle: str, key: str) -> None:
+        self._expect(f"get({key!r}) on {handle}", self.handles[handle].get(key),
+                     self.model.get(key))
+
+    @rule(handle=st.sampled_from(HANDLES), key=keys)
+    def delete(self, handle: str, key: str) -> None:
+        self.handles[handle].delete(key)
+        self.model.pop(key, None)
+
+    @rule(handle=st.sampled_from(HANDLES), prefix=st.sampled_from(PREFIXES))
+    def list_keys(self, handle: str, prefix: str) -> None:
+        self._expect(f"list({prefix!r}) on {handle}", self.handles[handle].list(prefix),
+                     model_list(self.model, prefix))
