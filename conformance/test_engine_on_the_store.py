@@ -30,9 +30,9 @@ from conformance.engine_support import (
     receipt_in_run,
     wait_records,
 )
-from conformance.racing import run_together
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.gates import GatedStore
+from dw_testing.kit.together import run_together
 from dw_testing.plugin.catalogue import DwChildTarget
 from dw_testing.plugin.engine_fixtures import MakeEngine
 from reference_engine.engine import Engine

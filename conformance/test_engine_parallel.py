@@ -29,7 +29,6 @@ from conformance.engine_support import (
     is_slow,
     receipt_in_run,
 )
-from conformance.racing import run_together
 from dw_testing.history import (
     Budget,
     HistoryLog,
@@ -38,6 +37,7 @@ from dw_testing.history import (
     assert_linearizable,
 )
 from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.together import run_together
 from dw_testing.plugin.engine_fixtures import MakeEngine
 from dw_testing.plugin.profiles import rng
 from reference_engine.engine import Engine

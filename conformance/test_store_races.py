@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from conformance.racing import run_together
 from dw_testing.kit.procs import create_and_read_each, run_in_children
+from dw_testing.kit.together import run_together
 
 pytestmark = [pytest.mark.dw_store_contract, pytest.mark.dw_requires("put_if_absent")]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conformance.racing import observe_while
+from dw_testing.kit.together import observe_while
 from reference_engine.stores.contract import close_store
 
 pytestmark = pytest.mark.dw_store_contract

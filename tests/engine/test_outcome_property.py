@@ -7,14 +7,12 @@ record, and a bad payload is never stored.
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 from engine_helpers import YES, approval_workflow
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.together import run_together
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal
@@ -80,21 +78,12 @@ def _concurrent_round() -> None:
     view = Engine(store, clock, sleeper=clock.advance).run(approval_workflow(timeout=60))
     run_id, wait_id = view.run_id, view.waits[0].wait_id
     clock.advance(30)
-    barrier = threading.Barrier(4)
-    results: dict[str, Any] = {}
-
-    def act(name: str, action: str) -> None:
-        engine = Engine(store, clock, sleeper=clock.advance, claim_patience=False)
-        barrier.wait()
-        results[name] = _apply(engine, clock, action, run_id, wait_id)
-
-    actors = [("s1", "signal"), ("s2", "signal"), ("c", "cancel"), ("l", "look")]
-    threads = [threading.Thread(target=act, args=actor) for actor in actors]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    winners = [r for r in results.values() if r]
+    actions = ("signal", "signal", "cancel", "look")
+    engines = [Engine(store, clock, sleeper=clock.advance, claim_patience=False)
+               for _ in actions]
+    results = run_together([lambda e=e, a=a: _apply(e, clock, a, run_id, wait_id)
+                            for e, a in zip(engines, actions, strict=True)])
+    winners = [r for r in results if r]
     assert len(winners) <= 1
     shown = Engine(store, clock).show(run_id)
     if shown["status"] == "cancelled" and winners:

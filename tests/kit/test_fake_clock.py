@@ -6,12 +6,12 @@ import math
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from dw_testing.kit.clock import DEFAULT_EPOCH, FakeClock
+from dw_testing.kit.together import run_together
 from reference_engine.clock import Clock, ClockError, FileClock, SystemClock, clock_from_env
 
 
@@ -44,18 +44,11 @@ def test_fake_clock_refuses_a_non_finite_start() -> None:
 def test_concurrent_advances_all_count_and_the_file_ends_in_step(tmp_path: Path) -> None:
     path = tmp_path / "clock"
     clock = FakeClock(start=0.0, mirror_to=path)
-    start = threading.Barrier(4)
-
     def tick() -> None:
-        start.wait()
         for _ in range(50):
             clock.advance(1)
 
-    threads = [threading.Thread(target=tick) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_together([tick] * 4)
     assert clock.now() == 200.0
     assert FileClock(path).now() == 200.0
 

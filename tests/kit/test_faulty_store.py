@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from dw_testing.kit.faults import FaultMisuse, FaultyStore, SimulatedCrash, StoreCall
+from dw_testing.kit.together import run_together
 from reference_engine.errors import StoreError, TransientStoreError
 from reference_engine.stores.contract import supports_create
 from reference_engine.stores.memory import MemoryStore
@@ -90,21 +89,8 @@ def test_false_to_winner_waits_for_a_real_winner(inner: MemoryStore,
 def test_false_to_winner_under_a_race_hides_the_only_winner(inner: MemoryStore,
                                                             faulty: FaultyStore) -> None:
     faulty.inject("put_if_absent", "false-to-winner", key="race")
-    start = threading.Barrier(8)
-    answers: list[bool] = []
-    lock = threading.Lock()
-
-    def create(n: int) -> None:
-        start.wait()
-        answer = faulty.put_if_absent("race", str(n).encode())
-        with lock:
-            answers.append(answer)
-
-    threads = [threading.Thread(target=create, args=(n,)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    answers = run_together(
+        [lambda n=n: faulty.put_if_absent("race", str(n).encode()) for n in range(8)])
     assert answers == [False] * 8
     assert inner.get("race") is not None
     faulty.assert_all_hit()

@@ -20,6 +20,7 @@ pytest.importorskip("moto")
 from dw_testing.emulators import PROVIDERS
 from dw_testing.emulators.moto import make_app, moto_raw, moto_serialized
 from dw_testing.kit.spec import StoreSpec
+from dw_testing.kit.together import run_together
 from reference_engine.errors import (
     StoreError,
     StoreUnavailable,
@@ -229,19 +230,7 @@ def _endpoint_of(spec: StoreSpec) -> str:
 
 
 def _two_concurrent_creates(store: S3Store, key: str) -> list[bool]:
-    barrier = threading.Barrier(2)
-    results: list[bool] = []
-
-    def create(value: bytes) -> None:
-        barrier.wait()
-        results.append(store.put_if_absent(key, value))
-
-    threads = [threading.Thread(target=create, args=(v,)) for v in (b"a", b"b")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
+    return run_together([lambda v=v: store.put_if_absent(key, v) for v in (b"a", b"b")])
 
 
 def test_raw_moto_gives_two_concurrent_creates_a_win_each_and_stops_on_exit() -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
+from dw_testing.kit.together import run_together
 from reference_engine.errors import StoreUnavailable, TransientStoreError
 from reference_engine.stores.registry import open_store
 from reference_engine.stores.sqlite import SqliteStore
@@ -64,20 +64,14 @@ def test_a_held_write_lock_is_a_transient_error_naming_the_call(tmp_path: Path) 
 
 def test_threads_racing_on_one_handle_get_one_winner_per_key(store: SqliteStore) -> None:
     threads_n, keys_n = 8, 40
-    barrier = threading.Barrier(threads_n)
     wins: list[list[str]] = [[] for _ in range(threads_n)]
 
     def race(index: int) -> None:
-        barrier.wait()
         for k in range(keys_n):
             if store.put_if_absent(f"race/{k}", str(index).encode()):
                 wins[index].append(f"race/{k}")
 
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(threads_n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_together([lambda i=i: race(i) for i in range(threads_n)])
     all_wins = [key for won in wins for key in won]
     assert sorted(all_wins) == sorted(f"race/{k}" for k in range(keys_n))
     for index, won in enumerate(wins):

@@ -1,4 +1,6 @@
-"""Start calls together on threads, and watch a key while another thread writes it."""
+"""Start calls together: on threads (:func:`run_together`), or in child processes that
+each open their own handle (:func:`run_in_children`, from :mod:`dw_testing.kit.procs`); and
+watch a key while another thread writes it (:func:`observe_while`)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,10 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+
+from dw_testing.kit.procs import run_in_children
+
+__all__ = ["observe_while", "run_in_children", "run_together"]
 
 T = TypeVar("T")
 JOIN_TIMEOUT_SECONDS = 120.0
