@@ -10,13 +10,12 @@ upload, whose precondition the emulator ignores): the suite must catch it.
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
-import time
 import urllib.request
 from collections.abc import Iterator
 from urllib.parse import quote
 
+from dw_testing.emulators.process import free_ports, serve
 from dw_testing.kit.spec import StoreSpec
 from reference_engine.stores.gcs import GcsStore
 
@@ -47,34 +46,12 @@ class OpenXbGcsStore(GcsStore):
         return True
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _wait_ready(url: str, process: subprocess.Popen[bytes]) -> bool:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return False
-        try:
-            with urllib.request.urlopen(url + "/storage/v1/b", timeout=1):
-                return True
-        except OSError:
-            time.sleep(0.03)  # polling a starting server, not ordering a test
-    return False
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/storage/v1/b", timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager
@@ -85,24 +62,24 @@ def serve_fake_gcs() -> Iterator[str]:
     )
 
     binary = str(_get_binary_path())
-    for _ in range(_START_ATTEMPTS):  # the free port can be taken before the binary binds it
-        port = _free_port()
+
+    def launch(_attempt: int) -> tuple[subprocess.Popen[bytes], str]:
+        port = free_ports()[0]
         url = f"http://127.0.0.1:{port}"
         process = subprocess.Popen(
             [binary, "-scheme", "http", "-backend", "memory", "-host", "127.0.0.1",
              "-port", str(port), "-external-url", url, "-log-level", "error"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        try:
-            if _wait_ready(url, process):
-                yield url
-                return
-        finally:
-            _stop(process)
-    raise RuntimeError(
-        f"fake-gcs-server ({binary}) did not start in {_START_ATTEMPTS} tries; run it by hand "
-        "with -scheme http -backend memory -host 127.0.0.1 -port PORT to see why"
-    )
+        return process, url
+
+    def failure() -> str:
+        return (f"fake-gcs-server ({binary}) did not start in {_START_ATTEMPTS} tries; run it "
+                "by hand with -scheme http -backend memory -host 127.0.0.1 -port PORT to see why")
+
+    with serve(launch, _answers, attempts=_START_ATTEMPTS, timeout=START_TIMEOUT_S, poll=0.03,
+               grace=5, failure=failure) as url:
+        yield url
 
 
 def _make_bucket(endpoint: str, bucket: str) -> None:

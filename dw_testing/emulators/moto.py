@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import quote
 
+from dw_testing.emulators.process import stop
 from dw_testing.kit.spec import StoreSpec
 
 REGION = "us-east-1"
@@ -235,12 +236,7 @@ def serve_moto(mode: str) -> Iterator[str]:
     finally:
         assert process.stdin is not None
         process.stdin.close()
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop(process, grace=10)
         if process.stdout is not None:
             process.stdout.close()
 

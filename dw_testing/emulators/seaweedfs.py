@@ -18,17 +18,16 @@ import dataclasses
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 from dw_testing.emulators.moto import _child_credentials, s3_spec
+from dw_testing.emulators.process import free_ports, serve
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin.deviations import KnownDeviation
 
@@ -91,17 +90,6 @@ def weed_binary() -> str:
     return found
 
 
-def _free_ports(count: int) -> list[int]:
-    probes = [socket.socket() for _ in range(count)]
-    try:
-        for probe in probes:
-            probe.bind(("127.0.0.1", 0))
-        return [probe.getsockname()[1] for probe in probes]
-    finally:
-        for probe in probes:
-            probe.close()
-
-
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=1):
@@ -110,27 +98,6 @@ def _answers(url: str) -> bool:
         return True  # any S3 answer (an anonymous ListBuckets may be refused) means it is up
     except OSError:
         return False
-
-
-def _wait_ready(url: str, process: subprocess.Popen[bytes]) -> bool:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return False
-        if _answers(url):
-            return True
-        time.sleep(0.1)  # polling a starting server, not ordering a test
-    return False
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(15)
 
 
 def _command(binary: str, data_dir: Path, ports: list[int]) -> list[str]:
@@ -147,26 +114,26 @@ def serve_seaweedfs() -> Iterator[str]:
     env = {k: v for k, v in os.environ.items() if k not in _SERVER_ENV_DROPPED}
     with tempfile.TemporaryDirectory(prefix="dw-seaweedfs-") as scratch:
         log_path = Path(scratch) / "weed.log"
-        for attempt in range(_START_ATTEMPTS):  # a free port can be taken before weed binds it
+
+        def launch(attempt: int) -> tuple[subprocess.Popen[bytes], str]:
             data_dir = Path(scratch) / f"data-{attempt}"
             data_dir.mkdir()
-            ports = _free_ports(len(_PORT_FLAGS))
+            ports = free_ports(len(_PORT_FLAGS))
             url = f"http://127.0.0.1:{ports[_PORT_FLAGS.index('s3.port')]}"
             with log_path.open("ab") as log:
                 process = subprocess.Popen(_command(binary, data_dir, ports), env=env,
                                            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-            try:
-                if _wait_ready(url, process):
-                    yield url
-                    return
-            finally:
-                _stop(process)
-        tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
-        raise RuntimeError(
-            f"weed mini ({binary}) did not serve S3 in {_START_ATTEMPTS} tries; the end of "
-            "its log:\n" + "\n".join(tail) + "\nrun `weed mini -dir=/tmp/w -ip=127.0.0.1` "
-            "by hand to see more"
-        )
+            return process, url
+
+        def failure() -> str:
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-5:]
+            return (f"weed mini ({binary}) did not serve S3 in {_START_ATTEMPTS} tries; the end "
+                    "of its log:\n" + "\n".join(tail) + "\nrun `weed mini -dir=/tmp/w "
+                    "-ip=127.0.0.1` by hand to see more")
+
+        with serve(launch, _answers, attempts=_START_ATTEMPTS, timeout=START_TIMEOUT_S,
+                   poll=0.1, grace=15, failure=failure) as url:
+            yield url
 
 
 @contextlib.contextmanager
