@@ -12,16 +12,16 @@ import sys
 import time
 from typing import Any
 
+from dw_testing.kit.workflows import APPROVAL_SCHEMA as SCHEMA
+from dw_testing.kit.workflows import approval_workflow
+
+__all__ = ["SCHEMA", "approval_workflow"]
 from dw_testing.kit.gates import Gate, GateTimeout, Spawned
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
 from reference_engine.records.outcome import decode_outcome
-from reference_engine.workflows.loader import parse_workflow
-from reference_engine.workflows.model import Workflow
 
-SCHEMA = {"type": "object", "required": ["approved"],
-          "properties": {"approved": {"type": "boolean"}}}
 YES = '{"approved": true}'
 NO = '{"approved": false}'
 OUTCOMES = f"{keys.outcomes_root()}/*"
@@ -116,26 +116,6 @@ def round_trip_seconds(handle: Any, probes: int = 10) -> float:
 def is_slow(handle: Any) -> bool:
     """Whether the store is remote or emulated enough that generated work is scaled down."""
     return round_trip_seconds(handle) > FAST_ROUND_TRIP
-
-
-def approval_workflow(*, timeout: int = 3600, sibling: dict[str, Any] | None = None,
-                      name: str = "approval") -> Workflow:
-    """build -> (approve: a wait | checks: a sibling step) -> ship / rollback (SPEC §4.1)."""
-    wait_step = {"name": "approval", "wait_for_signal": {"timeout": timeout, "schema": SCHEMA}}
-    return parse_workflow({
-        "name": name,
-        "jobs": {
-            "build": {"steps": [{"name": "compile", "log": "compiling"}]},
-            "approve": {"depends_on": ["build"], "steps": [wait_step]},
-            "checks": {"depends_on": ["build"],
-                       "steps": [sibling or {"name": "soak", "log": "soaking"}]},
-            "ship": {"depends_on": ["approve", "checks"],
-                     "when": "steps.approval.outputs.payload.approved",
-                     "steps": [{"name": "deploy", "log": "deploying"}]},
-            "rollback": {"depends_on": ["approve"], "when": "failed('approve')",
-                         "steps": [{"name": "notify", "log": "no approval"}]},
-        },
-    })
 
 
 def outcome_kind(store: Any, wait_id: str) -> str | None:

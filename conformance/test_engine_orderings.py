@@ -82,7 +82,7 @@ def test_a_signal_during_the_drain_survives_the_owners_later_saves(
 
     owner_handle = GatedStore(dw_store)
     owner = dw_make_engine(owner_handle, progress=progress, sleeper=sibling_sleep)
-    view = owner.run(approval_workflow(sibling={"name": "soak", "sleep": 1}), run_id=run_id)
+    view = owner.run(approval_workflow(siblings=[{"name": "soak", "sleep": 1}]), run_id=run_id)
 
     assert view.status == "suspended"
     saves_after = [c for c in owner_handle.calls if c.op == "put_if_absent"

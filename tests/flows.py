@@ -1,21 +1,5 @@
-"""Workflow texts that several test folders run through the CLI."""
+"""Workflow texts that several test folders run through the CLI (one copy, in the kit)."""
 
-# One wait, then a step that only runs once the wait was answered.
-GATE_FLOW = """\
-name: gate
-jobs:
-  approve:
-    steps:
-      - name: approval
-        wait_for_signal:
-          timeout: 3600
-          schema:
-            type: object
-            required: [approved]
-            properties: {approved: {type: boolean}}
-  after:
-    depends_on: [approve]
-    steps:
-      - name: done
-        log: "approved"
-"""
+from dw_testing.kit.workflows import GATE_FLOW
+
+__all__ = ["GATE_FLOW"]

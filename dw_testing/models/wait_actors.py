@@ -11,9 +11,9 @@ from typing import Any
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore
+from dw_testing.kit.workflows import approval_workflow
 from dw_testing.kit.wrappers import StoreWrapper
 from reference_engine.records import keys
-from reference_engine.workflows.loader import parse_workflow
 from reference_engine.workflows.model import Workflow
 
 # ``build(store, clock, **engine_kwargs)`` -> an Engine (the reference or a variant).
@@ -37,25 +37,12 @@ AMBIGUOUS_FAULTS = ("false-to-winner", "drop-response-after-commit", "conflict-4
 WAIT_TIMEOUT = 600
 MAX_RUNS = 4
 PARK_TIMEOUT_SECONDS = 10.0
-SCHEMA = {"type": "object", "required": ["approved"],
-          "properties": {"approved": {"type": "boolean"}}}
 
 
 def machine_workflow() -> Workflow:
     """A wait beside a sibling job of two sleeps (each ends with an owner save)."""
-    return parse_workflow({"name": "machine", "jobs": {
-        "build": {"steps": [{"name": "compile", "log": "compiling"}]},
-        "approve": {"depends_on": ["build"], "steps": [
-            {"name": "approval",
-             "wait_for_signal": {"timeout": WAIT_TIMEOUT, "schema": SCHEMA}}]},
-        "checks": {"depends_on": ["build"], "steps": [
-            {"name": "soak", "sleep": 1}, {"name": "settle", "sleep": 1}]},
-        "ship": {"depends_on": ["approve", "checks"],
-                 "when": "steps.approval.outputs.payload.approved",
-                 "steps": [{"name": "deploy", "log": "deploying"}]},
-        "rollback": {"depends_on": ["approve"], "when": "failed('approve')",
-                     "steps": [{"name": "notify", "log": "no approval"}]},
-    }})
+    return approval_workflow(name="machine", timeout=WAIT_TIMEOUT, siblings=[
+        {"name": "soak", "sleep": 1}, {"name": "settle", "sleep": 1}])
 
 
 def _job_waiting(data: bytes, job: str) -> bool:

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from dw_testing.kit.doubles import NoCreateStore
 from reference_engine.engine import Engine
 from reference_engine.workflows.loader import parse_workflow
 from reference_engine.workflows.model import Workflow
@@ -18,6 +19,8 @@ NO = '{"approved": false}'
 NOBODY = "00000000-0000-4000-8000-000000000000"
 
 MakeEngine = Callable[..., Engine]
+
+__all__ = ["NoCreateStore"]
 
 
 def gate_workflow(*, after: str = "answer_steps:observe", schema: dict[str, Any] | None = None,
@@ -100,27 +103,6 @@ class RecordingStore:
     def every_byte(self) -> bytes:
         with self._lock:
             return b"\n".join(k.encode() + b"\0" + v for k, v in self.written)
-
-
-class NoCreateStore:
-    """A store without ``put_if_absent``: an entrypoint that cannot hold answers."""
-
-    name = "no-create"
-
-    def __init__(self) -> None:
-        self.records: dict[str, bytes] = {}
-
-    def put(self, key: str, data: bytes) -> None:
-        self.records[key] = data
-
-    def get(self, key: str) -> bytes | None:
-        return self.records.get(key)
-
-    def delete(self, key: str) -> None:
-        self.records.pop(key, None)
-
-    def list(self, prefix: str) -> list[str]:
-        return sorted(k for k in self.records if not prefix or k.startswith(prefix + "/"))
 
 
 # A store the CLI can open by import path (``--store answer_helpers:recording_memory``),

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from click.testing import Result
 from flows import GATE_FLOW
 
+from dw_testing.kit.doubles import NoCreateStore
+
 Invoke = Callable[..., Result]
 CLEAN_EXIT_CODES = {0, 1, 2, 3}
 
@@ -29,25 +31,6 @@ jobs:
       - name: hello
         log: "hello"
 """
-
-
-class NoCreateStore:
-    """A store without ``put_if_absent`` (for the capability check of ``dw run``)."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, bytes] = {}
-
-    def put(self, key: str, data: bytes) -> None:
-        self.records[key] = data
-
-    def get(self, key: str) -> bytes | None:
-        return self.records.get(key)
-
-    def delete(self, key: str) -> None:
-        self.records.pop(key, None)
-
-    def list(self, prefix: str) -> list[str]:
-        return sorted(k for k in self.records if not prefix or k.startswith(prefix + "/"))
 
 
 def no_create_store() -> NoCreateStore:

@@ -5,39 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dw_testing.kit import workflows as kit_workflows
 from reference_engine.engine import Engine
 from reference_engine.workflows.loader import parse_workflow
 from reference_engine.workflows.model import Workflow
 
-SCHEMA = {"type": "object", "required": ["approved"],
-          "properties": {"approved": {"type": "boolean"}}}
+SCHEMA = dict(kit_workflows.APPROVAL_SCHEMA)
 YES = '{"approved": true}'
 NO = '{"approved": false}'
 
 
 def approval_workflow(*, timeout: int = 3600, sibling: dict[str, Any] | None = None,
                       for_each: list[Any] | None = None) -> Workflow:
-    """build -> (approve wait | checks) -> ship / rollback, like SPEC §4.1."""
-    wait_step: dict[str, Any] = {"name": "approval",
-                                 "wait_for_signal": {"timeout": timeout, "schema": SCHEMA}}
-    if for_each is not None:
-        wait_step["for_each"] = for_each
-    when = ("steps.approval.outputs.payload.approved" if for_each is None
-            else "succeeded('approve')")
-    return parse_workflow({
-        "name": "approval",
-        "inputs": {"env": "prod"},
-        "jobs": {
-            "build": {"steps": [{"name": "compile", "log": "compiling ${{ inputs.env }}"}]},
-            "approve": {"depends_on": ["build"], "steps": [wait_step]},
-            "checks": {"depends_on": ["build"],
-                       "steps": [sibling or {"name": "soak", "sleep": 2}]},
-            "ship": {"depends_on": ["approve", "checks"], "when": when,
-                     "steps": [{"name": "deploy", "log": "deploying"}]},
-            "rollback": {"depends_on": ["approve"], "when": "failed('approve')",
-                         "steps": [{"name": "notify", "log": "no approval"}]},
-        },
-    })
+    """The kit's approval workflow, with a sleeping sibling and an ``env`` input."""
+    return kit_workflows.approval_workflow(
+        timeout=timeout, siblings=[sibling or {"name": "soak", "sleep": 2}],
+        for_each=for_each, inputs={"env": "prod"}, build_log="compiling ${{ inputs.env }}")
 
 
 def plain_workflow() -> Workflow:

@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from dw_testing.kit.doubles import NoCreateStore
 from dw_testing.kit.faults import FaultMisuse, FaultyStore, SimulatedCrash, StoreCall
 from dw_testing.kit.together import run_together
 from reference_engine.errors import StoreError, TransientStoreError
 from reference_engine.stores.contract import supports_create
 from reference_engine.stores.memory import MemoryStore
-
-
-class NoCreateStore:
-    def __init__(self) -> None:
-        self.inner = MemoryStore()
-        self.put = self.inner.put
-        self.get = self.inner.get
-        self.delete = self.inner.delete
-        self.list = self.inner.list
 
 
 @pytest.fixture

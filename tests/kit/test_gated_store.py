@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from dw_testing.kit.doubles import NoCreateStore
 from dw_testing.kit.gates import CallEvent, GatedStore, GateMisuse, GateTimeout
 from reference_engine.errors import InvalidKey
 from reference_engine.stores.contract import supports_create
@@ -13,17 +14,6 @@ from reference_engine.stores.memory import MemoryStore
 
 # Timeouts here only bound failure detection; no test waits on them to order events.
 SHORT = 0.3
-
-
-class NoCreateStore:
-    """A store without put_if_absent."""
-
-    def __init__(self) -> None:
-        self.inner = MemoryStore()
-        self.put = self.inner.put
-        self.get = self.inner.get
-        self.delete = self.inner.delete
-        self.list = self.inner.list
 
 
 @pytest.fixture

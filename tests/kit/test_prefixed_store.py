@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from dw_testing.kit.doubles import NoCreateStore
 from dw_testing.kit.prefixed import PrefixedStore
 from reference_engine.errors import InvalidKey
 from reference_engine.stores.contract import supports_create
 from reference_engine.stores.memory import MemoryStore
-
-
-class NoCreateStore:
-    def __init__(self) -> None:
-        self.inner = MemoryStore()
-        self.put = self.inner.put
-        self.get = self.inner.get
-        self.delete = self.inner.delete
-        self.list = self.inner.list
 
 
 @pytest.fixture

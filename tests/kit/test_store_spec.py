@@ -4,22 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from dw_testing.kit.doubles import NoCreateStore
 from dw_testing.kit.spec import CAPABILITIES, StoreSpec, UnknownCapability, default_capabilities
 from reference_engine.stores.memory import MemoryStore
-
-
-class NoCreateStore:
-    def put(self, key: str, data: bytes) -> None:
-        pass
-
-    def get(self, key: str) -> bytes | None:
-        return None
-
-    def delete(self, key: str) -> None:
-        pass
-
-    def list(self, prefix: str) -> list[str]:
-        return []
 
 
 def test_unknown_capability_names_are_refused_with_the_known_ones() -> None:
