@@ -17,14 +17,14 @@ Verdicts: ``"ok"``, ``"violation"`` (with the minimal violating sub-history, shr
 dropping calls while it still violates) or ``"unknown"`` when the :class:`Budget` ran out.
 Running out of budget is never a pass.
 
-For pytest: :func:`assert_linearizable` raises ``AssertionError`` with a readable printout on
-a violation and raises :class:`BudgetExhausted` on ``"unknown"``. The dw plugin reports a test
-that raised ``dw_testing.history.BudgetExhausted`` as UNKNOWN, not FAIL.
+For pytest: :func:`assert_linearizable` raises :class:`HistoryViolation` (an
+``AssertionError``) with the calls as a table and a timeline beside it on a violation, and
+raises :class:`BudgetExhausted` on ``"unknown"``. The dw plugin reports a test that raised
+``dw_testing.history.BudgetExhausted`` as UNKNOWN, not FAIL.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -32,6 +32,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dw_testing.history.events import Operation
+from dw_testing.history.labels import digest, result_text, stamp_ranks, value_text
+from dw_testing.history.timeline import render_text
+from dw_testing.history.violation import HistoryViolation
 
 Verdict = Literal["ok", "violation", "unknown"]
 
@@ -55,6 +58,8 @@ class CheckResult:
     verdict: Verdict
     key: str | None = None
     violation: tuple[Operation, ...] = ()
+    marked: tuple[int, ...] = ()
+    """Indices into ``violation`` of the calls that cannot be placed together."""
     key_ops: int = 0
     steps: int = 0
     seconds: float = 0.0
@@ -70,7 +75,8 @@ class CheckResult:
         if self.verdict == "unknown":
             return (f"UNKNOWN: {self.detail}. Raise the budget or check a shorter history; "
                     "an exhausted search is never a pass.")
-        return format_violation(self.violation, key=self.key, of=self.key_ops)
+        return format_violation(self.violation, marked=self.marked, key=self.key,
+                                of=self.key_ops)
 
 
 class BudgetExhausted(Exception):
@@ -264,7 +270,8 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
             minimal = _shrink(ops, _Meter(shrink_budget or Budget(max_steps=None,
                                                                   max_seconds=10.0)))
             return CheckResult("violation", key=key, violation=tuple(minimal),
-                               key_ops=len(ops), steps=steps, seconds=meter.seconds)
+                               marked=tuple(range(len(minimal))), key_ops=len(ops),
+                               steps=steps, seconds=meter.seconds)
     if exhausted:
         return CheckResult("unknown", key=None, steps=meter.steps, seconds=meter.seconds,
                            detail="; ".join(exhausted))
@@ -274,31 +281,16 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
 def assert_linearizable(
     history: Iterable[Operation], *, budget: Budget | None = None
 ) -> CheckResult:
-    """``AssertionError`` (with the minimal violating sub-history) or ``BudgetExhausted``."""
+    """:class:`HistoryViolation` (an ``AssertionError`` carrying the minimal violating
+    sub-history) or :class:`BudgetExhausted`."""
     result = check_history(history, budget=budget)
     if result.verdict == "violation":
-        raise AssertionError(result.describe())
+        raise HistoryViolation.from_subset(result.describe(), key=result.key,
+                                           ops=result.violation, marked=result.marked,
+                                           key_calls=result.key_ops)
     if result.verdict == "unknown":
         raise BudgetExhausted(result)
     return result
-
-
-def digest(data: bytes | None) -> str:
-    """A value's short fingerprint: equal digests mean equal bytes; contents never shown."""
-    if data is None:
-        return "-"
-    return f"#{hashlib.sha256(data).hexdigest()[:8]}({len(data)}B)"
-
-
-def _result_text(op: Operation) -> str:
-    if op.indeterminate:
-        return f"raised {op.error or 'an error'} (may or may not have applied)"
-    if op.op == "put_if_absent":
-        return str(bool(op.result))
-    if op.op == "get":
-        return "None" if op.result is None else digest(op.result if isinstance(op.result, bytes)
-                                                       else None)
-    return "ok"
 
 
 def format_history(ops: Sequence[Operation]) -> str:
@@ -308,23 +300,27 @@ def format_history(ops: Sequence[Operation]) -> str:
     call that never returned. ``a`` precedes ``b`` exactly when a's end < b's start.
     """
     ordered = sorted(ops, key=lambda op: op.call)
-    stamps = sorted({op.call for op in ordered} | {op.ret for op in ordered if op.ret is not None})
-    rank = {stamp: i for i, stamp in enumerate(stamps)}
+    rank = stamp_ranks(ordered)
     rows = [("process", "op", "key", "value", "result", "interval")]
     for op in ordered:
         end = "inf" if op.ret is None else str(rank[op.ret])
-        value = digest(op.value) if op.op in ("put", "put_if_absent") else ""
-        rows.append((op.process, op.op, op.key, value, _result_text(op),
+        rows.append((op.process, op.op, op.key, value_text(op), result_text(op),
                      f"[{rank[op.call]}, {end}]"))
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
     return "\n".join("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
                      .rstrip() for row in rows)
 
 
-def format_violation(ops: Sequence[Operation], *, key: str | None, of: int) -> str:
+def format_violation(ops: Sequence[Operation], *, marked: Sequence[int] = (),
+                     key: str | None, of: int) -> str:
+    """The violation in words, then its calls as a table with their timeline beside it."""
     return (
         f"history is not linearizable on key {key!r}: no order of these {len(ops)} calls "
         f"(a minimal violating subset of the key's {of}) respects their intervals and is "
         "legal for one key under put / put_if_absent / get / delete:\n"
-        + format_history(ops)
+        + render_text(ops, marked=marked)
     )
+
+
+__all__ = ["Budget", "BudgetExhausted", "CheckResult", "assert_linearizable", "check_history",
+           "digest", "format_history", "format_violation", "partition_by_key"]
