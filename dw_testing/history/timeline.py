@@ -244,7 +244,8 @@ def _legend(shown: Sequence[Operation], marked: Sequence[bool], chars: _CharSet)
     parts = []
     if any(marked):
         m = chars.marked
-        parts.append(f"{chars.margin} {m.left}{m.fill * 2}{m.right} cannot be placed together")
+        fault = "has no legal place" if sum(marked) == 1 else "cannot be placed together"
+        parts.append(f"{chars.margin} {m.left}{m.fill * 2}{m.right} {fault}")
     if not all(marked):
         p = chars.plain
         parts.append(f"{p.left}{p.fill * 2}{p.right} explains the others")

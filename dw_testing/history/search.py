@@ -1,0 +1,215 @@
+"""The search for a legal order of one key's calls (Wing & Gong, with Lowe's memo).
+
+The sequential model of one key: the state is ``bytes | None`` (absent), starting absent.
+
+* ``put(v)`` -> ``None``; state becomes ``v``
+* ``put_if_absent(v)`` -> ``True`` and state ``v`` if the state is absent, else ``False``
+* ``get()`` -> the state
+* ``delete()`` -> ``None``; state becomes absent
+
+:class:`KeyHistory` holds one key's calls, prepared once, and answers
+:meth:`KeyHistory.place`: is there a legal order, respecting real time (``a`` precedes
+``b`` iff ``a.ret < b.call``), of a sub-history that holds every *required* call and any of
+the *optional* ones? With every call required that is linearizability; with a few required
+and the rest optional it asks whether those calls can be placed together in the history.
+
+An INDETERMINATE call (it raised) is always optional and never blocks another: it may take
+effect at any point after its invocation, or not at all. A determinate optional call may be
+left out ("skipped"); until it is placed or skipped it blocks calls invoked after it returned.
+
+Speed: the calls that may go next are found from two cursors (the first pending call by
+invocation, the first by return), so a step costs the number of calls in flight rather
+than the length of the history; (placed-or-skipped set, state) pairs already seen are not
+searched again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dw_testing.history.budget import Meter
+from dw_testing.history.events import Operation
+
+PUT, CREATE, GET, DELETE = 0, 1, 2, 3
+_KIND = {"put": PUT, "put_if_absent": CREATE, "get": GET, "delete": DELETE}
+ABSENT = -1
+NEVER = 1 << 62  # the response time of an indeterminate call
+_UNKNOWN = -1  # the result of an indeterminate create
+
+
+class _Frame:
+    """One level of the depth-first search."""
+
+    __slots__ = ("low", "mask", "options", "position", "rp", "state", "taken")
+
+    def __init__(self, mask: int, state: int, options: list[int], low: int, rp: int,
+                 taken: int) -> None:
+        self.mask = mask
+        self.state = state
+        self.options = options  # moves: 2 * i applies call i, 2 * i + 1 leaves it out
+        self.position = 0
+        self.low = low  # first pending determinate call, by invocation
+        self.rp = rp  # first pending determinate call, by return (index into by_ret)
+        self.taken = taken  # the move that led here
+
+
+class KeyHistory:
+    """One key's calls in invocation order, with their values as small integers.
+
+    Indeterminate gets are dropped up front: they change nothing and match nothing.
+    """
+
+    def __init__(self, ops: Sequence[Operation]) -> None:
+        self.ops: list[Operation] = sorted(
+            (op for op in ops if not (op.indeterminate and op.op == "get")),
+            key=lambda op: op.call)
+        ids: dict[bytes, int] = {}
+
+        def value_id(data: bytes | None) -> int:
+            return ABSENT if data is None else ids.setdefault(data, len(ids))
+
+        self.kinds = [_KIND[op.op] for op in self.ops]
+        self.args = [value_id(op.value) if op.op in ("put", "put_if_absent") else ABSENT
+                     for op in self.ops]
+        # For get: the value id read. For put_if_absent: 1 (True), 0 (False), -1 (unknown).
+        self.results: list[int] = []
+        for op in self.ops:
+            if op.indeterminate:
+                self.results.append(_UNKNOWN)
+            elif op.op == "get":
+                self.results.append(value_id(op.result if isinstance(op.result, bytes)
+                                             else None))
+            elif op.op == "put_if_absent":
+                self.results.append(1 if op.result else 0)
+            else:
+                self.results.append(0)
+        self.calls = [op.call for op in self.ops]
+        self.rets = [NEVER if op.ret is None else op.ret for op in self.ops]
+        self.n = len(self.ops)
+        self.all = (1 << self.n) - 1
+        self.indeterminate = [i for i, op in enumerate(self.ops) if op.indeterminate]
+        self.determinate = 0
+        for i, op in enumerate(self.ops):
+            if not op.indeterminate:
+                self.determinate |= 1 << i
+        self.by_ret = sorted((i for i in range(self.n) if not self.ops[i].indeterminate),
+                             key=self.rets.__getitem__)
+
+    def mask(self, indices: Sequence[int] | set[int]) -> int:
+        out = 0
+        for i in indices:
+            out |= 1 << i
+        return out
+
+    def unwritten_reads(self) -> list[int]:
+        """Gets that read a value no call wrote before the get returned.
+
+        Such a get has no legal place in any sub-history: the check needs no search.
+        """
+        first_write: dict[int, int] = {}
+        for i in range(self.n):
+            writes = self.kinds[i] == PUT or (self.kinds[i] == CREATE and self.results[i] != 0)
+            if writes:
+                first_write.setdefault(self.args[i], self.calls[i])
+        return [i for i in range(self.n)
+                if self.kinds[i] == GET and self.results[i] != ABSENT
+                and not self.ops[i].indeterminate
+                and first_write.get(self.results[i], NEVER) > self.rets[i]]
+
+    def _step(self, i: int, state: int) -> int:
+        """The state after call ``i``, or -2 when the call is illegal there."""
+        kind = self.kinds[i]
+        if kind == PUT:
+            return self.args[i]
+        if kind == DELETE:
+            return ABSENT
+        if kind == GET:
+            return state if self.results[i] == state else -2
+        outcome = self.results[i]
+        if outcome == 0:
+            return state if state != ABSENT else -2
+        # True, or indeterminate: applying it where it changes nothing equals omitting it.
+        return self.args[i] if state == ABSENT else -2
+
+    def place(self, meter: Meter, *, required: int | None = None, include: int | None = None,
+              witness: list[int] | None = None) -> bool:
+        """Whether the calls in ``required`` can be placed in one legal order of a
+        sub-history of ``include`` (default: all calls, all determinate ones required).
+
+        Calls outside ``include`` are left out; determinate calls in ``include`` but not in
+        ``required`` may be left out. On success ``witness`` (if given) receives the calls
+        applied, in order. Raises :class:`~dw_testing.history.budget.OutOfBudget`.
+        """
+        include = self.all if include is None else include
+        required = (self.determinate if required is None else required) & include
+        if required == 0:
+            if witness is not None:
+                witness.clear()
+            return True
+        calls, rets, by_ret, n = self.calls, self.rets, self.by_ret, self.n
+        indeterminate = [i for i in self.indeterminate if include >> i & 1]
+        determinate = self.determinate
+        step = self._step
+        optional = include & ~required & determinate
+        start = self.all & ~include  # left-out calls count as done from the start
+        seen: set[tuple[int, int]] = set()
+
+        def moves(mask: int, low: int, rp: int) -> tuple[list[int], int, int]:
+            """(moves, low, rp): a move is ``2 * i`` (apply i) or ``2 * i + 1`` (skip i)."""
+            while rp < len(by_ret) and mask >> by_ret[rp] & 1:
+                rp += 1
+            earliest = rets[by_ret[rp]] if rp < len(by_ret) else NEVER
+            while low < n and (mask >> low & 1 or not determinate >> low & 1):
+                low += 1
+            found = []
+            i = low
+            while i < n and calls[i] <= earliest:
+                if determinate >> i & 1 and not mask >> i & 1:
+                    found.append(2 * i)
+                    if optional >> i & 1:
+                        found.append(2 * i + 1)
+                i += 1
+            for i in indeterminate:
+                if calls[i] > earliest:
+                    break
+                if not mask >> i & 1:
+                    found.append(2 * i)
+            return found, low, rp
+
+        first, low0, rp0 = moves(start, 0, 0)
+        stack = [_Frame(start, ABSENT, first, low0, rp0, -1)]
+        spent = 0
+        while stack:
+            frame = stack[-1]
+            mask, state, options = frame.mask, frame.state, frame.options
+            descended = False
+            while frame.position < len(options):
+                move = options[frame.position]
+                frame.position += 1
+                spent += 1
+                i = move >> 1
+                after = state if move & 1 else step(i, state)
+                if after == -2:
+                    continue
+                next_mask = mask | 1 << i
+                if next_mask & required == required:
+                    meter.spend(spent)
+                    if witness is not None:
+                        taken = [f.taken for f in stack[1:]] + [move]
+                        witness[:] = [m >> 1 for m in taken if not m & 1]
+                    return True
+                memo = (next_mask, after)
+                if memo in seen:
+                    continue
+                seen.add(memo)
+                found, next_low, next_rp = moves(next_mask, frame.low, frame.rp)
+                stack.append(_Frame(next_mask, after, found, next_low, next_rp, move))
+                descended = True
+                break
+            if spent >= 256:
+                meter.spend(spent)
+                spent = 0
+            if not descended:
+                stack.pop()
+        meter.spend(spent)
+        return False
