@@ -4,7 +4,10 @@ Histories are linearizable by construction (``dw_testing.history.generate``): pr
 issue calls back to back, each call takes effect at one instant inside its interval, and
 ``overlap`` stretches intervals so that more calls are in flight at once. Every row checks
 the same number of calls over the same keys; the table reports histories checked per
-second and calls checked per second. Run::
+second and calls checked per second, for the current checker ("after") and, on the very
+same histories in the same run, the checker as it was before its rewrite ("before",
+``benchmarks/history_baseline.py``). Verdicts must agree; the run fails if they do not.
+Run::
 
     python benchmarks/history_check.py [--operations 10000] [--keys 100] [--repeats 5]
 """
@@ -14,7 +17,10 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -22,6 +28,11 @@ from rich.table import Table
 from dw_testing.history.checker import Budget, check_history
 from dw_testing.history.events import Operation
 from dw_testing.history.generate import simulated_history
+
+sys.path.insert(0, str(Path(__file__).parent))
+import history_baseline  # a sibling file, not a package
+
+GOAL = 100_000  # calls per second, every scenario
 
 SCENARIOS: tuple[tuple[str, int, int, float, bool], ...] = (
     # (name, processes, overlap, indeterminate rate, corrupt one read)
@@ -56,6 +67,24 @@ def mean_in_flight(history: list[Operation]) -> float:
     return total / max(1, len(spans))
 
 
+def _timed(check: Callable[[list[Operation]], tuple[str, int]],
+           history: list[Operation]) -> tuple[float, str, int]:
+    started = time.perf_counter()
+    verdict, steps = check(history)
+    return time.perf_counter() - started, verdict, steps
+
+
+def _after(history: list[Operation]) -> tuple[str, int]:
+    result = check_history(history, budget=Budget(max_steps=None, max_seconds=120.0))
+    return result.verdict, result.steps
+
+
+def _before(history: list[Operation]) -> tuple[str, int]:
+    result = history_baseline.check_history(
+        history, budget=history_baseline.Budget(max_steps=None, max_seconds=120.0))
+    return result.verdict, result.steps
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--operations", type=int, default=10_000)
@@ -65,14 +94,18 @@ def main() -> None:
     args = parser.parse_args()
     keys = [f"k{i}" for i in range(args.keys)]
     table = Table(title=f"history check: {args.operations} calls over {args.keys} keys, "
-                        f"median of {args.repeats} (violations include shrinking)")
-    for column in ("scenario", "overlapping calls", "verdict", "seconds / history",
-                   "histories / s", "calls / s", "search steps"):
+                        f"median of {args.repeats}, before and after on the same histories "
+                        "(violations include finding the fault)")
+    for column in ("scenario", "overlapping calls", "verdict", "s / history before",
+                   "s / history after", "calls / s before", "calls / s after", "speed-up",
+                   "steps before", "steps after"):
         table.add_column(column, justify="left" if column == "scenario" else "right")
+    disagreements = []
+    slow = []
     for name, processes, overlap, indeterminate, corrupt in SCENARIOS:
-        timings: list[float] = []
-        verdicts: set[str] = set()
-        steps = 0
+        timings: dict[str, list[float]] = {"before": [], "after": []}
+        verdicts: dict[str, set[str]] = {"before": set(), "after": set()}
+        steps = {"before": 0, "after": 0}
         concurrency = 0.0
         for repeat in range(args.repeats):
             rng = random.Random(f"{args.seed}/{name}/{repeat}")
@@ -82,15 +115,30 @@ def main() -> None:
             if corrupt:
                 history = corrupt_one_read(history, rng)
             concurrency = mean_in_flight(history)
-            started = time.perf_counter()
-            result = check_history(history, budget=Budget(max_steps=None, max_seconds=120.0))
-            timings.append(time.perf_counter() - started)
-            verdicts.add(result.verdict)
-            steps = result.steps
-        seconds = statistics.median(timings)
-        table.add_row(name, f"{concurrency:.1f}", "/".join(sorted(verdicts)), f"{seconds:.3f}",
-                      f"{1 / seconds:.1f}", f"{args.operations / seconds:,.0f}", f"{steps:,}")
-    Console(width=150).print(table)
+            # Alternate which goes first, so neither always runs on a warmer cache.
+            runs = [("before", _before), ("after", _after)]
+            for label, check in runs if repeat % 2 else reversed(runs):
+                seconds, verdict, count = _timed(check, history)
+                timings[label].append(seconds)
+                verdicts[label].add(verdict)
+                steps[label] = count
+            if verdicts["before"] != verdicts["after"]:
+                disagreements.append(f"{name} (repeat {repeat})")
+        before = statistics.median(timings["before"])
+        after = statistics.median(timings["after"])
+        if args.operations / after < GOAL:
+            slow.append(name)
+        table.add_row(name, f"{concurrency:.1f}",
+                      "/".join(sorted(verdicts["after"]))
+                      + ("" if verdicts["before"] == verdicts["after"] else " (DIFFERS)"),
+                      f"{before:.3f}", f"{after:.3f}",
+                      f"{args.operations / before:,.0f}", f"{args.operations / after:,.0f}",
+                      f"{before / after:.1f}x", f"{steps['before']:,}", f"{steps['after']:,}")
+    Console(width=180).print(table)
+    print(f"goal: at least {GOAL:,} calls / s after, every scenario: "
+          + ("met" if not slow else "NOT met on " + ", ".join(slow)))
+    if disagreements:
+        sys.exit("verdicts differ between the checkers on: " + ", ".join(disagreements))
 
 
 if __name__ == "__main__":

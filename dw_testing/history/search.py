@@ -26,6 +26,7 @@ searched again.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 from dw_testing.history.budget import Meter
 from dw_testing.history.events import Operation
@@ -35,6 +36,8 @@ _KIND = {"put": PUT, "put_if_absent": CREATE, "get": GET, "delete": DELETE}
 ABSENT = -1
 NEVER = 1 << 62  # the response time of an indeterminate call
 _UNKNOWN = -1  # the result of an indeterminate create
+_CALL = attrgetter("call")
+_FIELDS = attrgetter("op", "value", "result", "call", "ret")
 
 
 class _Frame:
@@ -60,40 +63,49 @@ class KeyHistory:
     """
 
     def __init__(self, ops: Sequence[Operation]) -> None:
-        self.ops: list[Operation] = sorted(
-            (op for op in ops if not (op.indeterminate and op.op == "get")),
-            key=lambda op: op.call)
+        ordered = sorted(ops, key=_CALL)
+        rows = list(map(_FIELDS, ordered))
+        if any(row[4] is None and row[0] == "get" for row in rows):
+            kept = [n for n, row in enumerate(rows) if not (row[4] is None and row[0] == "get")]
+            ordered = [ordered[n] for n in kept]
+            rows = [rows[n] for n in kept]
+        self.ops: list[Operation] = ordered
         ids: dict[bytes, int] = {}
-
-        def value_id(data: bytes | None) -> int:
-            return ABSENT if data is None else ids.setdefault(data, len(ids))
-
-        self.kinds = [_KIND[op.op] for op in self.ops]
-        self.args = [value_id(op.value) if op.op in ("put", "put_if_absent") else ABSENT
-                     for op in self.ops]
+        kinds: list[int] = []
+        args: list[int] = []
         # For get: the value id read. For put_if_absent: 1 (True), 0 (False), -1 (unknown).
-        self.results: list[int] = []
-        for op in self.ops:
-            if op.indeterminate:
-                self.results.append(_UNKNOWN)
-            elif op.op == "get":
-                self.results.append(value_id(op.result if isinstance(op.result, bytes)
-                                             else None))
-            elif op.op == "put_if_absent":
-                self.results.append(1 if op.result else 0)
+        results: list[int] = []
+        calls: list[int] = []
+        rets: list[int] = []
+        indeterminate: list[int] = []
+        for i, (name, value, result, call, ret) in enumerate(rows):
+            kind = _KIND[name]
+            kinds.append(kind)
+            calls.append(call)
+            args.append(ids.setdefault(value, len(ids)) if value is not None
+                        and kind <= CREATE else ABSENT)
+            if ret is None:
+                rets.append(NEVER)
+                results.append(_UNKNOWN)
+                indeterminate.append(i)
+            elif kind == GET:
+                rets.append(ret)
+                results.append(ids.setdefault(result, len(ids))
+                               if result.__class__ is bytes else ABSENT)
             else:
-                self.results.append(0)
-        self.calls = [op.call for op in self.ops]
-        self.rets = [NEVER if op.ret is None else op.ret for op in self.ops]
-        self.n = len(self.ops)
-        self.all = (1 << self.n) - 1
-        self.indeterminate = [i for i, op in enumerate(self.ops) if op.indeterminate]
-        self.determinate = 0
-        for i, op in enumerate(self.ops):
-            if not op.indeterminate:
-                self.determinate |= 1 << i
-        self.by_ret = sorted((i for i in range(self.n) if not self.ops[i].indeterminate),
-                             key=self.rets.__getitem__)
+                rets.append(ret)
+                results.append(1 if result and kind == CREATE else 0)
+        self.kinds, self.args, self.results, self.rets = kinds, args, results, rets
+        self.calls = calls
+        self.n = n = len(rows)
+        self.all = (1 << n) - 1
+        self.indeterminate = indeterminate
+        self.determinate = self.all
+        for i in indeterminate:
+            self.determinate &= ~(1 << i)
+        self.by_ret = sorted(range(n), key=rets.__getitem__)
+        if indeterminate:
+            del self.by_ret[n - len(indeterminate):]  # NEVER sorts last
 
     def mask(self, indices: Sequence[int] | set[int]) -> int:
         out = 0
@@ -130,6 +142,71 @@ class KeyHistory:
             return state if state != ABSENT else -2
         # True, or indeterminate: applying it where it changes nothing equals omitting it.
         return self.args[i] if state == ABSENT else -2
+
+    def greedy(self, meter: Meter) -> bool:
+        """One quick pass over the whole history: at each point take a read that matches
+        the state, else the first legal call; apply an indeterminate call only when that
+        makes a pending call legal.
+
+        True means linearizable (the pass is a legal order). False means only that the
+        pass got stuck: run :meth:`place`. Most keys of a healthy history pass here. Each
+        call looked at costs a step of ``meter``'s budget, as in the search.
+        """
+        calls, rets, by_ret, n = self.calls, self.rets, self.by_ret, self.n
+        kinds, results, step = self.kinds, self.results, self._step
+        done = bytearray(n)  # placed, or indeterminate (those are looked at apart)
+        for i in self.indeterminate:
+            done[i] = 1
+        applied: set[int] = set()
+        state = ABSENT
+        low = rp = 0
+        remaining = len(by_ret)
+        looked = 0
+        while remaining:
+            while done[by_ret[rp]]:
+                rp += 1
+            earliest = rets[by_ret[rp]]
+            while done[low]:
+                low += 1
+            chosen = -1
+            i = low
+            while i < n and calls[i] <= earliest:
+                looked += 1
+                if not done[i]:
+                    if kinds[i] == GET:
+                        if results[i] == state:
+                            chosen = i
+                            break
+                    elif chosen < 0 and step(i, state) != -2:
+                        chosen = i
+                i += 1
+            if chosen >= 0:
+                state = step(chosen, state)
+                done[chosen] = 1
+                remaining -= 1
+                continue
+            for j in self.indeterminate:
+                if calls[j] > earliest:
+                    meter.spend(looked)
+                    return False
+                after = -2 if j in applied else step(j, state)
+                if after not in (-2, state) and self._unblocks(after, done, low, earliest):
+                    applied.add(j)
+                    state = after
+                    break
+            else:
+                meter.spend(looked)
+                return False
+        meter.spend(looked)
+        return True
+
+    def _unblocks(self, state: int, done: bytearray, low: int, earliest: int) -> bool:
+        i = low
+        while i < self.n and self.calls[i] <= earliest:
+            if not done[i] and self._step(i, state) != -2:
+                return True
+            i += 1
+        return False
 
     def place(self, meter: Meter, *, required: int | None = None, include: int | None = None,
               witness: list[int] | None = None) -> bool:
