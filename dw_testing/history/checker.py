@@ -170,9 +170,11 @@ def format_violation(ops: Sequence[Operation], *, marked: Sequence[int] = (),
                 f"key's {of} calls that {_MODEL} includes them all, yet without any one of "
                 "them the others fit")
     plain = len(ops) - len(marked)
-    if marked and plain:
-        lead += (f"; the {plain} unmarked call{'s' if plain > 1 else ''} show how each marked "
-                 "call has a legal place on its own")
+    if len(marked) == 1 and plain:
+        lead += "; the unmarked call wrote the value it read, but too late for it"
+    elif marked and plain:
+        lead += (f"; the {plain} unmarked call{'s show' if plain > 1 else ' shows'} how each "
+                 "marked call has a legal place on its own")
     return f"history is not linearizable on key {key!r}: {lead}.\n" + render_text(ops,
                                                                                    marked=marked)
 

@@ -141,6 +141,13 @@ def test_the_message_says_the_marked_calls_cannot_be_placed_together() -> None:
         assert_linearizable(history)
     text = str(caught.value)
     assert "the 2 marked calls cannot be placed together" in text
-    assert "the 1 unmarked call show" in text
+    assert "the 1 unmarked call shows how each marked call has a legal place" in text
     rows = [line for line in text.splitlines() if line[:1] in ("▶", "*", " ")]
     assert sum(line.startswith(("▶", "*")) for line in rows) == 2
+
+
+def test_the_message_names_the_late_writer_of_a_read_value() -> None:
+    history, _, _ = NAMED["a read of a value written only afterwards"]
+    with pytest.raises(HistoryViolation) as caught:
+        assert_linearizable(history)
+    assert "the unmarked call wrote the value it read, but too late for it" in str(caught.value)
