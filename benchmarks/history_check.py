@@ -99,7 +99,8 @@ def main() -> None:
     for column in ("scenario", "overlapping calls", "verdict", "s / history before",
                    "s / history after", "calls / s before", "calls / s after", "speed-up",
                    "steps before", "steps after"):
-        table.add_column(column, justify="left" if column == "scenario" else "right")
+        table.add_column(column, justify="left" if column == "scenario" else "right",
+                         no_wrap=True)
     disagreements = []
     slow = []
     for name, processes, overlap, indeterminate, corrupt in SCENARIOS:
@@ -134,7 +135,7 @@ def main() -> None:
                       f"{before:.3f}", f"{after:.3f}",
                       f"{args.operations / before:,.0f}", f"{args.operations / after:,.0f}",
                       f"{before / after:.1f}x", f"{steps['before']:,}", f"{steps['after']:,}")
-    Console(width=180).print(table)
+    Console(width=200).print(table)
     print(f"goal: at least {GOAL:,} calls / s after, every scenario: "
           + ("met" if not slow else "NOT met on " + ", ".join(slow)))
     if disagreements:

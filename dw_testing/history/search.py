@@ -70,42 +70,30 @@ class KeyHistory:
             ordered = [ordered[n] for n in kept]
             rows = [rows[n] for n in kept]
         self.ops: list[Operation] = ordered
+        names, values, answers, calls, returns = zip(*rows, strict=True) if rows else ((),) * 5
         ids: dict[bytes, int] = {}
-        kinds: list[int] = []
-        args: list[int] = []
+        self.kinds = kinds = [_KIND[name] for name in names]
+        # Only put and put_if_absent carry a value.
+        self.args = [ABSENT if value is None else ids.setdefault(value, len(ids))
+                     for value in values]
         # For get: the value id read. For put_if_absent: 1 (True), 0 (False), -1 (unknown).
-        results: list[int] = []
-        calls: list[int] = []
-        rets: list[int] = []
-        indeterminate: list[int] = []
-        for i, (name, value, result, call, ret) in enumerate(rows):
-            kind = _KIND[name]
-            kinds.append(kind)
-            calls.append(call)
-            args.append(ids.setdefault(value, len(ids)) if value is not None
-                        and kind <= CREATE else ABSENT)
-            if ret is None:
-                rets.append(NEVER)
-                results.append(_UNKNOWN)
-                indeterminate.append(i)
-            elif kind == GET:
-                rets.append(ret)
-                results.append(ids.setdefault(result, len(ids))
-                               if result.__class__ is bytes else ABSENT)
-            else:
-                rets.append(ret)
-                results.append(1 if result and kind == CREATE else 0)
-        self.kinds, self.args, self.results, self.rets = kinds, args, results, rets
-        self.calls = calls
+        self.results = [
+            _UNKNOWN if ret is None
+            else ids.setdefault(answer, len(ids)) if answer.__class__ is bytes
+            else ABSENT if kind == GET and answer is None
+            else 1 if answer is True else 0
+            for kind, answer, ret in zip(kinds, answers, returns, strict=True)]
+        self.calls = list(calls)
+        self.rets = rets = [NEVER if ret is None else ret for ret in returns]
         self.n = n = len(rows)
         self.all = (1 << n) - 1
-        self.indeterminate = indeterminate
+        self.indeterminate = [i for i, ret in enumerate(returns) if ret is None]
         self.determinate = self.all
-        for i in indeterminate:
+        for i in self.indeterminate:
             self.determinate &= ~(1 << i)
         self.by_ret = sorted(range(n), key=rets.__getitem__)
-        if indeterminate:
-            del self.by_ret[n - len(indeterminate):]  # NEVER sorts last
+        if self.indeterminate:
+            del self.by_ret[n - len(self.indeterminate):]  # NEVER sorts last
 
     def mask(self, indices: Sequence[int] | set[int]) -> int:
         out = 0

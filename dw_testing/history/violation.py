@@ -80,5 +80,6 @@ class HistoryViolation(AssertionError):
                              "store the dict to_json returned, unchanged") from None
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Exceptions pickle through ``args``; keep the structured fields across processes.
-        return (HistoryViolation.from_json, (self.to_json(),))
+        # Exceptions pickle through ``args``; keep the structured fields (and any notes a
+        # test added) across processes.
+        return (HistoryViolation.from_json, (self.to_json(),), dict(self.__dict__))

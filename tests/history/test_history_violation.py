@@ -55,9 +55,11 @@ def test_to_json_is_plain_data_and_round_trips() -> None:
 
 def test_a_violation_survives_pickling_with_its_data() -> None:
     violation = _raised(DOUBLE_WINNER)
+    violation.add_note("workload seed 7")
     again = pickle.loads(pickle.dumps(violation))
     assert isinstance(again, HistoryViolation)
     assert again.to_json() == violation.to_json()
+    assert again.__notes__ == ["workload seed 7"]
 
 
 def test_its_svg_marks_the_marked_calls() -> None:
