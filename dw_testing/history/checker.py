@@ -93,9 +93,11 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
         ops = keyed[key]
         calls = KeyHistory(ops)
         meter = Meter(budget)
+        progress: list[int] = []
         try:
             # A quick pass settles most keys; a read of a value nobody wrote needs no search.
-            legal = calls.greedy(meter) or (not calls.unwritten_reads() and calls.place(meter))
+            legal = calls.greedy(meter) or (not calls.unwritten_reads()
+                                            and calls.place(meter, progress=progress))
         except OutOfBudget as exc:
             exhausted.append(f"key {key!r} ({len(ops)} calls): {exc}")
             steps += meter.steps
@@ -103,7 +105,8 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
         steps += meter.steps
         if legal:
             continue
-        found = explain(calls, Meter(shrink_budget or _SHRINK_BUDGET))
+        found = explain(calls, Meter(shrink_budget or _SHRINK_BUDGET),
+                        progress=progress[0] if progress else None)
         shown = [calls.ops[i] for i in found.calls]
         fault = set(found.fault)
         marked = tuple(n for n, i in enumerate(found.calls) if i in fault)

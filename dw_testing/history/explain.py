@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dw_testing.history.budget import Meter, OutOfBudget
-from dw_testing.history.search import CREATE, GET, PUT, KeyHistory
+from dw_testing.history.search import ABSENT, CREATE, GET, PUT, KeyHistory
 
 
 @dataclass(frozen=True)
@@ -43,79 +43,173 @@ class Explanation:
         return tuple(sorted({*self.fault, *self.explainers}))
 
 
+_SMALL = 256  # up to this many calls, first try the cheap minimal violating sub-history
+
+
+def window(history: KeyHistory, calls: Sequence[int]) -> tuple[int, list[int]]:
+    """The calls that matter for placing ``calls`` together, and the states they may start
+    from: deciding on this window is exact, and much cheaper than on the whole key.
+
+    A call invoked after every one of ``calls`` returned comes after them all: it cannot
+    help, so it is left out. A call that returned before every one of them began comes
+    before them all: what such calls can leave behind is the empty state or the value of
+    one of their writes (that write alone, placed first, leaves it), so they are replaced
+    by those start states. (A window call placed before such a call can be left out
+    instead: it is none of ``calls``, and the state it left is one a start can give.)
+    """
+    first = min(history.calls[i] for i in calls)
+    last = max(history.rets[i] for i in calls)
+    include = 0
+    left: set[int] = set()
+    for i in range(history.n):
+        if history.rets[i] < first:
+            if history.writes(i):
+                left.add(history.args[i])
+        elif history.calls[i] <= last:
+            include |= 1 << i
+    # Values no read in the window sees are alike to it (a create sees a record, nothing
+    # compares its bytes): one of them stands for all.
+    read = {history.results[i] for i in range(history.n)
+            if include >> i & 1 and history.kinds[i] == GET}
+    starts = [ABSENT, *sorted(left & read)]
+    unread = sorted(left - read)
+    return include, starts + unread[:1]
+
+
 def cannot_place_together(history: KeyHistory, calls: Sequence[int], meter: Meter) -> bool:
     """Proven conflict: True only when the search finished and found no legal order."""
+    include, starts = window(history, calls)
     try:
-        return not history.place(meter, required=history.mask(calls))
+        return not history.place(meter, required=history.mask(calls), include=include,
+                                 starts=starts)
     except OutOfBudget:
         return False
 
 
-def explain(history: KeyHistory, meter: Meter) -> Explanation:
+def explain(history: KeyHistory, meter: Meter, *, progress: int | None = None) -> Explanation:
     """The fault and its explainers for a key that is known not to be linearizable.
+
+    ``progress`` is what the failed search of the whole key reported
+    (:meth:`KeyHistory.place`); it saves searching for where every order broke down.
 
     Every step that runs out of ``meter``'s budget keeps what is already proven: the fault
     is always a proven conflict, at worst larger than minimal.
     """
-    fault, placeless = _find_fault(history, meter)
+    placeless = history.placeless()
     if placeless:
-        return Explanation(tuple(fault), tuple(sorted(_late_writer(history, fault[0]))))
+        alone = placeless[0]
+        return Explanation((alone,), tuple(sorted(_late_writer(history, alone))))
+    fault = _find_conflict(history, meter, progress)
     explainers: set[int] = set()
     for call in fault:
         explainers |= _explain_one(history, call, meter)
     return Explanation(tuple(sorted(fault)), tuple(sorted(explainers - set(fault))))
 
 
-def _find_fault(history: KeyHistory, meter: Meter) -> tuple[list[int], bool]:
-    """A minimal conflict, and whether it is one call with no legal place at all."""
-    unwritten = history.unwritten_reads()
-    if unwritten:
-        return unwritten[:1], True
+def _earliest_conflicting_end(
+        history: KeyHistory, conflict: Callable[[Sequence[int]], bool]) -> tuple[list[int], int]:
+    """The calls that returned by the earliest end by which they cannot be placed together,
+    and that end. A conflict stays one as calls are added: a binary search finds it."""
+    rets = history.rets
     determinate = [i for i in range(history.n) if history.determinate >> i & 1]
-    for call in determinate:
-        if cannot_place_together(history, [call], meter):
-            return [call], True
+    ends = sorted({rets[i] for i in determinate})
+    low, high = 0, len(ends) - 1  # the whole key is known to be a conflict
+    while low < high:
+        middle = (low + high) // 2
+        if conflict([i for i in determinate if rets[i] <= ends[middle]]):
+            high = middle
+        else:
+            low = middle + 1
+    return [i for i in determinate if rets[i] <= ends[high]], ends[high]
 
-    def conflict(calls: Sequence[int]) -> bool:
-        return cannot_place_together(history, calls, meter)
 
-    # A minimal violating sub-history is usually the fault and cheap to find; when it is
-    # not a conflict of the whole history (a call it dropped explains one it kept), start
-    # from every call instead.
-    violating = [i for i in _shrink_subhistory(history, meter)
-                 if history.determinate >> i & 1]
-    start = violating if violating and conflict(violating) else determinate
-    return _minimise(start, conflict), False
+def _find_conflict(history: KeyHistory, meter: Meter, progress: int | None) -> list[int]:
+    """A minimal set of calls that cannot be placed together (none is placeless)."""
+    calls, rets = history.calls, history.rets
+
+    def conflict(chosen: Sequence[int]) -> bool:
+        return cannot_place_together(history, chosen, meter)
+
+    if progress is not None:
+        # No legal order placed the first ``progress + 1`` calls to return: they are a
+        # conflict (a legal order holding them all would have been one of the search's).
+        ended = history.by_ret[:progress + 1]
+        last_end = rets[ended[-1]]
+    else:
+        ended, last_end = _earliest_conflicting_end(history, conflict)
+    # A minimal violating sub-history is often the fault and cheap to find on a short key;
+    # it is not the fault when a call it dropped explains one it kept.
+    before = [i for i in range(history.n) if calls[i] <= last_end]
+    if len(before) <= _SMALL:
+        violating = [i for i in _shrink_subhistory(history, before, meter)
+                     if history.determinate >> i & 1]
+        if violating and conflict(violating):
+            return _minimise(violating, conflict)
+    # The latest start from which the calls that ended by then still cannot be placed:
+    # widen a window back from the end, doubling, then narrow it by binary search, so the
+    # searches that must try every order stay about as small as the window found.
+    begins = sorted({calls[i] for i in ended})
+
+    def from_begin(index: int) -> list[int]:
+        return [i for i in ended if calls[i] >= begins[index]]
+
+    top = len(begins) - 1
+    width, known = 1, 0  # begins[known] is a start known to give a conflict
+    while width <= top:
+        if conflict(from_begin(top - width)):
+            known = top - width
+            break
+        width *= 2
+    low, high = known, max(known, top - width // 2 - 1) if width > 1 else top
+    while low < high:
+        middle = (low + high + 1) // 2
+        if conflict(from_begin(middle)):
+            low = middle
+        else:
+            high = middle - 1
+    return _minimise(from_begin(low), conflict)
 
 
 def _explain_one(history: KeyHistory, call: int, meter: Meter) -> set[int]:
-    """A smallest (greedy) set of calls that gives ``call`` a legal place; empty if none."""
+    """A smallest (greedy) set of calls that gives ``call`` a legal place on its own."""
+    include, starts = window(history, [call])
     witness: list[int] = []
     try:
-        if not history.place(meter, required=1 << call, witness=witness):
+        if not history.place(meter, required=1 << call, include=include, starts=starts,
+                             witness=witness):
             return set()
     except OutOfBudget:
         return set()
-    needed = [i for i in witness if i != call]
+    start, applied = witness[0], witness[1:]
+    needed = [i for i in applied if i != call]
     for candidate in list(needed):
         rest = [i for i in needed if i != candidate]
         try:
-            if history.place(meter, required=1 << call, include=history.mask([call, *rest])):
+            if history.place(meter, required=1 << call, include=history.mask([call, *rest]),
+                             starts=[start]):
                 needed = rest
         except OutOfBudget:
             break
+    if start != ABSENT:
+        needed.append(_prefix_writer(history, start, before=history.calls[call]))
     return set(needed)
 
 
+def _prefix_writer(history: KeyHistory, value: int, *, before: int) -> int:
+    """The last write of ``value`` that returned before ``before`` (one exists)."""
+    return max((i for i in range(history.n)
+                if history.rets[i] < before and history.writes(i)
+                and history.args[i] == value), key=history.rets.__getitem__)
+
+
 def _late_writer(history: KeyHistory, call: int) -> set[int]:
-    """For a read with no legal place: the first write of the value it read, if any (it
-    shows where the value came from, and that it came too late)."""
+    """For a call with no legal place that is a read: the first write of the value it read,
+    if any (it shows where the value came from, and that it came too late)."""
     if history.kinds[call] != GET or history.results[call] < 0:
         return set()
     value = history.results[call]
     for i in range(history.n):
-        kind, result = history.kinds[i], history.results[i]
-        if history.args[i] == value and (kind == PUT or (kind == CREATE and result != 0)):
+        if history.args[i] == value and history.writes(i):
             return {i}
     return set()
 
@@ -137,15 +231,15 @@ def _minimise(calls: list[int], keeps_failing: Callable[[Sequence[int]], bool]) 
         chunk = max(1, chunk // 2)
 
 
-def _shrink_subhistory(history: KeyHistory, meter: Meter) -> list[int]:
-    """A minimal sub-history that is not linearizable on its own.
+def _shrink_subhistory(history: KeyHistory, calls: list[int], meter: Meter) -> list[int]:
+    """A minimal sub-history of ``calls`` that is not linearizable on its own.
 
     A get's value keeps its writer: without it, the sub-history would only show the less
     useful "read a value nobody wrote".
     """
     kinds, args, results = history.kinds, history.args, history.results
-    reads = {results[i] for i in range(history.n) if kinds[i] == GET and results[i] >= 0}
-    writes = {args[i] for i in range(history.n) if kinds[i] in (PUT, CREATE)}
+    reads = {results[i] for i in calls if kinds[i] == GET and results[i] >= 0}
+    writes = {args[i] for i in calls if kinds[i] in (PUT, CREATE)}
     explained = reads & writes
 
     def still_violates(candidate: Sequence[int]) -> bool:
@@ -160,4 +254,6 @@ def _shrink_subhistory(history: KeyHistory, meter: Meter) -> list[int]:
         except OutOfBudget:
             return False
 
-    return _minimise(list(range(history.n)), still_violates)
+    if not still_violates(calls):
+        return []
+    return _minimise(calls, still_violates)

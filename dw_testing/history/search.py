@@ -101,6 +101,11 @@ class KeyHistory:
             out |= 1 << i
         return out
 
+    def writes(self, i: int) -> bool:
+        """Whether call ``i`` may leave its value: a put, or a create not told False."""
+        kind = self.kinds[i]
+        return kind == PUT or (kind == CREATE and self.results[i] != 0)
+
     def unwritten_reads(self) -> list[int]:
         """Gets that read a value no call wrote before the get returned.
 
@@ -108,13 +113,27 @@ class KeyHistory:
         """
         first_write: dict[int, int] = {}
         for i in range(self.n):
-            writes = self.kinds[i] == PUT or (self.kinds[i] == CREATE and self.results[i] != 0)
-            if writes:
+            if self.writes(i):
                 first_write.setdefault(self.args[i], self.calls[i])
         return [i for i in range(self.n)
                 if self.kinds[i] == GET and self.results[i] != ABSENT
-                and not self.ops[i].indeterminate
+                and self.rets[i] != NEVER
                 and first_write.get(self.results[i], NEVER) > self.rets[i]]
+
+    def placeless(self) -> list[int]:
+        """The calls with no legal place in any sub-history, in invocation order.
+
+        Every other call fits alone or after one write: from the empty state a put, a
+        delete, a create told True and a get of nothing fit; a get of ``v`` fits after any
+        write of ``v`` invoked before the get returned; a create told False after any write.
+        So these are exactly the reads of a value nobody wrote in time, and the creates
+        told False with no write invoked before they returned.
+        """
+        unwritten = set(self.unwritten_reads())
+        first_any = min((self.calls[i] for i in range(self.n) if self.writes(i)), default=NEVER)
+        return [i for i in range(self.n)
+                if i in unwritten or (self.kinds[i] == CREATE and self.results[i] == 0
+                                      and first_any > self.rets[i])]
 
     def _step(self, i: int, state: int) -> int:
         """The state after call ``i``, or -2 when the call is illegal there."""
@@ -197,54 +216,72 @@ class KeyHistory:
         return False
 
     def place(self, meter: Meter, *, required: int | None = None, include: int | None = None,
-              witness: list[int] | None = None) -> bool:
+              starts: Sequence[int] = (ABSENT,), witness: list[int] | None = None,
+              progress: list[int] | None = None) -> bool:
         """Whether the calls in ``required`` can be placed in one legal order of a
-        sub-history of ``include`` (default: all calls, all determinate ones required).
+        sub-history of ``include`` (default: all calls, all determinate ones required),
+        starting from one of the states ``starts`` (value ids, or ``ABSENT``).
 
         Calls outside ``include`` are left out; determinate calls in ``include`` but not in
-        ``required`` may be left out. On success ``witness`` (if given) receives the calls
-        applied, in order. Raises :class:`~dw_testing.history.budget.OutOfBudget`.
+        ``required`` may be left out. On success ``witness`` (if given) receives the start
+        state used, then the calls applied, in order. ``progress`` (if given) receives the
+        most calls, taken in order of return, that one legal order placed: when the search
+        fails, the call after them is where every order broke down. Raises
+        :class:`~dw_testing.history.budget.OutOfBudget`.
         """
         include = self.all if include is None else include
         required = (self.determinate if required is None else required) & include
         if required == 0:
             if witness is not None:
-                witness.clear()
+                witness[:] = [starts[0]]
             return True
         calls, rets, by_ret, n = self.calls, self.rets, self.by_ret, self.n
         indeterminate = [i for i in self.indeterminate if include >> i & 1]
-        determinate = self.determinate
         step = self._step
-        optional = include & ~required & determinate
         start = self.all & ~include  # left-out calls count as done from the start
+        # Membership tests run on byte arrays: shifting a mask of a thousand calls costs
+        # as much as copying it. ``done`` always matches the top frame's mask.
+        done = bytearray(n)
+        pending = bytearray(n)  # determinate and not done: what blocks and what may go
+        optional = bytearray(n)
+        for i in range(n):
+            if start >> i & 1:
+                done[i] = 1
+            elif rets[i] != NEVER:
+                pending[i] = 1
+                optional[i] = not required >> i & 1
         seen: set[tuple[int, int]] = set()
 
-        def moves(mask: int, low: int, rp: int) -> tuple[list[int], int, int]:
+        def moves(low: int, rp: int) -> tuple[list[int], int, int]:
             """(moves, low, rp): a move is ``2 * i`` (apply i) or ``2 * i + 1`` (skip i)."""
-            while rp < len(by_ret) and mask >> by_ret[rp] & 1:
+            while rp < len(by_ret) and done[by_ret[rp]]:
                 rp += 1
             earliest = rets[by_ret[rp]] if rp < len(by_ret) else NEVER
-            while low < n and (mask >> low & 1 or not determinate >> low & 1):
+            while low < n and not (pending[low] and not done[low]):
                 low += 1
             found = []
             i = low
             while i < n and calls[i] <= earliest:
-                if determinate >> i & 1 and not mask >> i & 1:
+                if pending[i] and not done[i]:
                     found.append(2 * i)
-                    if optional >> i & 1:
+                    if optional[i]:
                         found.append(2 * i + 1)
                 i += 1
             for i in indeterminate:
                 if calls[i] > earliest:
                     break
-                if not mask >> i & 1:
+                if not done[i]:
                     found.append(2 * i)
             return found, low, rp
 
-        first, low0, rp0 = moves(start, 0, 0)
-        stack = [_Frame(start, ABSENT, first, low0, rp0, -1)]
+        first, low0, rp0 = moves(0, 0)
+        furthest = rp0
+        stack: list[_Frame] = []
         spent = 0
-        while stack:
+        pending_starts = list(starts)
+        while stack or pending_starts:
+            if not stack:
+                stack.append(_Frame(start, pending_starts.pop(0), list(first), low0, rp0, -1))
             frame = stack[-1]
             mask, state, options = frame.mask, frame.state, frame.options
             descended = False
@@ -261,13 +298,15 @@ class KeyHistory:
                     meter.spend(spent)
                     if witness is not None:
                         taken = [f.taken for f in stack[1:]] + [move]
-                        witness[:] = [m >> 1 for m in taken if not m & 1]
+                        witness[:] = [stack[0].state, *(m >> 1 for m in taken if not m & 1)]
                     return True
                 memo = (next_mask, after)
                 if memo in seen:
                     continue
                 seen.add(memo)
-                found, next_low, next_rp = moves(next_mask, frame.low, frame.rp)
+                done[i] = 1
+                found, next_low, next_rp = moves(frame.low, frame.rp)
+                furthest = max(furthest, next_rp)
                 stack.append(_Frame(next_mask, after, found, next_low, next_rp, move))
                 descended = True
                 break
@@ -276,5 +315,9 @@ class KeyHistory:
                 spent = 0
             if not descended:
                 stack.pop()
+                if frame.taken >= 0:
+                    done[frame.taken >> 1] = 0
         meter.spend(spent)
+        if progress is not None:
+            progress[:] = [furthest]
         return False

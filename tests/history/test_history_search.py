@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from dw_testing.history.budget import Budget, Meter
 from dw_testing.history.checker import check_history, partition_by_key
 from dw_testing.history.events import Operation
+from dw_testing.history.explain import window
 from dw_testing.history.generate import simulated_history
 from dw_testing.history.search import KeyHistory
 
@@ -68,3 +69,27 @@ def test_a_read_of_a_value_written_only_later_needs_no_search() -> None:
               Operation("B", "put_if_absent", "k", b"v", False, 0, 1)]
     # Indices follow invocation order: the create is call 0, the read call 1.
     assert KeyHistory(losing).unwritten_reads() == [1], "a losing create writes nothing"
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32), st.integers(2, 6), st.integers(1, 6), st.floats(0.0, 0.2),
+       st.data())
+def test_a_window_decides_as_the_whole_key_does(seed: int, processes: int, overlap: int,
+                                                indeterminate: float,
+                                                data: st.DataObject) -> None:
+    """Deciding whether calls can be placed together on their window (later calls left
+    out, earlier ones replaced by the states they can leave) agrees with the whole key."""
+    rng = random.Random(seed)
+    history = changed(simulated_history(rng, operations=40, keys=("k",), processes=processes,
+                                        overlap=overlap, indeterminate_rate=indeterminate),
+                      rng)
+    calls = KeyHistory(history)
+    determinate = [i for i in range(calls.n) if calls.determinate >> i & 1]
+    if not determinate:
+        return
+    chosen = data.draw(st.lists(st.sampled_from(determinate), min_size=1, max_size=4,
+                                unique=True), label="calls to place together")
+    include, starts = window(calls, chosen)
+    whole = calls.place(Meter(UNLIMITED), required=calls.mask(chosen))
+    assert calls.place(Meter(UNLIMITED), required=calls.mask(chosen), include=include,
+                       starts=starts) == whole
