@@ -248,7 +248,8 @@ def _legend(shown: Sequence[Operation], marked: Sequence[bool], chars: _CharSet)
         parts.append(f"{chars.margin} {m.left}{m.fill * 2}{m.right} {fault}")
     if not all(marked):
         p = chars.plain
-        parts.append(f"{p.left}{p.fill * 2}{p.right} explains the others")
+        what = "explains the others" if any(marked) else "a call, from its start to its end"
+        parts.append(f"{p.left}{p.fill * 2}{p.right} {what}")
     if any(op.indeterminate for op in shown):
         p = chars.plain
         parts.append(f"{p.left}{p.fill * 2}{p.arrow} never returned")

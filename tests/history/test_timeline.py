@@ -203,3 +203,9 @@ def test_svg_window_at_the_limit_and_past_it() -> None:
 
 def test_module_documents_its_public_interface() -> None:
     assert set(timeline.__all__) >= {"render_text", "render_svg", "cut_window"}
+
+
+def test_without_marked_calls_the_legend_names_no_fault() -> None:
+    legend = render_text(TORN_READ, width=80, ascii=True).splitlines()[-1]
+    assert "cannot be placed" not in legend and "explains" not in legend
+    assert "a call, from its start to its end" in legend
