@@ -160,7 +160,7 @@ class KeyHistory:
         call looked at costs a step of ``meter``'s budget, as in the search.
         """
         calls, rets, by_ret, n = self.calls, self.rets, self.by_ret, self.n
-        kinds, results, step = self.kinds, self.results, self._step
+        kinds, args, results, step = self.kinds, self.args, self.results, self._step
         done = bytearray(n)  # placed, or indeterminate (those are looked at apart)
         for i in self.indeterminate:
             done[i] = 1
@@ -176,19 +176,29 @@ class KeyHistory:
             while done[low]:
                 low += 1
             chosen = -1
+            after = state
             i = low
             while i < n and calls[i] <= earliest:
                 looked += 1
                 if not done[i]:
-                    if kinds[i] == GET:
+                    kind = kinds[i]  # the model's step, inlined: this loop is the hot path
+                    if kind == GET:
                         if results[i] == state:
-                            chosen = i
+                            chosen, after = i, state
                             break
-                    elif chosen < 0 and step(i, state) != -2:
-                        chosen = i
+                    elif chosen < 0:
+                        if kind == PUT:
+                            chosen, after = i, args[i]
+                        elif kind == DELETE:
+                            chosen, after = i, ABSENT
+                        elif results[i] == 0:
+                            if state != ABSENT:
+                                chosen, after = i, state
+                        elif state == ABSENT:
+                            chosen, after = i, args[i]
                 i += 1
             if chosen >= 0:
-                state = step(chosen, state)
+                state = after
                 done[chosen] = 1
                 remaining -= 1
                 continue
