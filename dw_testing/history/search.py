@@ -152,8 +152,8 @@ class KeyHistory:
 
     def greedy(self, meter: Meter) -> bool:
         """One quick pass over the whole history: at each point take a read that matches
-        the state, else the first legal call; apply an indeterminate call only when that
-        makes a pending call legal.
+        the state, else the likeliest legal write; apply an indeterminate call only when
+        that makes a pending call legal.
 
         True means linearizable (the pass is a legal order). False means only that the
         pass got stuck: run :meth:`place`. Most keys of a healthy history pass here. Each
@@ -169,14 +169,20 @@ class KeyHistory:
         low = rp = 0
         remaining = len(by_ret)
         looked = 0
+        reads = [i for i in range(n) if kinds[i] == GET and not done[i]]
+        next_read = 0
         while remaining:
             while done[by_ret[rp]]:
                 rp += 1
             earliest = rets[by_ret[rp]]
             while done[low]:
                 low += 1
+            while next_read < len(reads) and done[reads[next_read]]:
+                next_read += 1
+            wanted = results[reads[next_read]] if next_read < len(reads) else -3
             chosen = -1
             after = state
+            best: tuple[bool, bool, int] = (True, True, NEVER)
             i = low
             while i < n and calls[i] <= earliest:
                 looked += 1
@@ -186,16 +192,23 @@ class KeyHistory:
                         if results[i] == state:
                             chosen, after = i, state
                             break
-                    elif chosen < 0:
+                    else:
                         if kind == PUT:
-                            chosen, after = i, args[i]
+                            value = args[i]
                         elif kind == DELETE:
-                            chosen, after = i, ABSENT
+                            value = ABSENT
                         elif results[i] == 0:
-                            if state != ABSENT:
-                                chosen, after = i, state
-                        elif state == ABSENT:
-                            chosen, after = i, args[i]
+                            value = -2 if state == ABSENT else state
+                        else:
+                            value = args[i] if state == ABSENT else -2
+                        if value != -2:
+                            # Rank the writes that may go: a winning create first (only
+                            # an empty key lets it win), then writes whose value the next
+                            # read does not want, then the one that must end soonest.
+                            rank = (kind != CREATE or value == state, value == wanted,
+                                    rets[i])
+                            if chosen < 0 or rank < best:
+                                chosen, after, best = i, value, rank
                 i += 1
             if chosen >= 0:
                 state = after
