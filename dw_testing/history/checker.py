@@ -43,8 +43,9 @@ class CheckResult:
     verdict: Verdict
     key: str | None = None
     violation: tuple[Operation, ...] = ()
+    """The calls a violation shows, in invocation order: the fault and what explains it."""
     marked: tuple[int, ...] = ()
-    """Indices into ``violation`` of the calls that cannot be placed together."""
+    """Indices into ``violation`` of the fault: the calls that cannot be placed together."""
     key_ops: int = 0
     steps: int = 0
     seconds: float = 0.0

@@ -21,12 +21,13 @@ Shrinking a failing history by dropping calls while the rest still fails is *not
 dropping the winning create makes a correct losing create look like the fault.
 
 How the fault is found, so that it costs about the size of the fault, not of the key: calls
-with no legal place are found without a search (:meth:`KeyHistory.placeless`); otherwise the
-failed search of the whole key says how far any legal order got, and the calls that had
-returned by then are a conflict. A window back from its end is widened, then narrowed, to
-the latest start that still gives a conflict, and that window is shrunk one call at a time
-to a minimal conflict. Every question "can these calls be placed together?" is decided on
-their :func:`window`.
+with no legal place are found without a search (:meth:`KeyHistory.placeless`); on a short
+key a minimal violating sub-history is tried first, and kept when it is a conflict of the
+whole key. Otherwise the failed search of the whole key says how far any legal order got,
+and the calls that had returned by then are a conflict; a window back from its end is
+widened, then narrowed, to the latest start that still gives a conflict, and that window
+is shrunk one call at a time to a minimal conflict. Every question "can these calls be
+placed together?" is decided on their :func:`window`.
 """
 
 from __future__ import annotations
