@@ -160,6 +160,22 @@ _MODEL = ("respects their intervals and the model of one key "
           "(put / put_if_absent / get / delete)")
 
 
+def _context(ops: Sequence[Operation], alone: int) -> str:
+    """What the unmarked calls beside a call with no legal place are."""
+    fault = ops[alone]
+    end = float("inf") if fault.ret is None else fault.ret
+    beside = [op for n, op in enumerate(ops) if n != alone
+              and op.call <= end and (op.ret is None or op.ret >= fault.call)]
+    late = len(ops) - 1 - len(beside)
+    parts = []
+    if beside:
+        parts.append(f"{len(beside)} unmarked call{'s' if len(beside) > 1 else ''} ran while "
+                     "it did")
+    if late:
+        parts.append("the unmarked call after it wrote the value it read, but too late")
+    return " and ".join(parts)
+
+
 def format_violation(ops: Sequence[Operation], *, marked: Sequence[int] = (),
                      key: str | None, of: int) -> str:
     """The violation in words, then its calls as a table with their timeline beside it."""
@@ -175,7 +191,7 @@ def format_violation(ops: Sequence[Operation], *, marked: Sequence[int] = (),
                 "them the others fit")
     plain = len(ops) - len(marked)
     if len(marked) == 1 and plain:
-        lead += "; the unmarked call wrote the value it read, but too late for it"
+        lead += "; " + _context(ops, marked[0])
     elif marked and plain:
         lead += (f"; the {plain} unmarked call{'s show' if plain > 1 else ' shows'} how each "
                  "marked call has a legal place on its own")

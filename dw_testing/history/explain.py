@@ -13,8 +13,9 @@ leaves calls that can be placed together. So a call that has a legal place in th
 history is never marked on its own. When some call has no legal place at all (a read of a
 value nobody wrote, say), that call alone is the fault. The report also shows, plainly, the
 calls ``E`` that explain the others: for every marked call with a legal place, a smallest
-set of calls (found greedily) that gives it one; for a marked read with none, the first
-write of the value it read, if there is one (it came too late). Together ``F`` and ``E`` are not
+set of calls (found greedily) that gives it one; for a marked call with none, a few calls in
+flight beside it and, for a read, the first write of the value it read, if there is one
+(it came too late). Together ``F`` and ``E`` are not
 linearizable.
 
 Shrinking a failing history by dropping calls while the rest still fails is *not* enough:
@@ -107,7 +108,8 @@ def explain(history: KeyHistory, meter: Meter, *, progress: int | None = None) -
     placeless = history.placeless()
     if placeless:
         alone = placeless[0]
-        return Explanation((alone,), tuple(sorted(_late_writer(history, alone))))
+        return Explanation((alone,), tuple(sorted(_late_writer(history, alone)
+                                                  | _in_flight(history, alone))))
     fault = _find_conflict(history, meter, progress)
     explainers: set[int] = set()
     for call in fault:
@@ -209,6 +211,19 @@ def _prefix_writer(history: KeyHistory, value: int, *, before: int) -> int:
     return max((i for i in range(history.n)
                 if history.rets[i] < before and history.writes(i)
                 and history.args[i] == value), key=history.rets.__getitem__)
+
+
+_CONTEXT = 8  # at most this many calls in flight beside a call with no legal place
+
+
+def _in_flight(history: KeyHistory, call: int) -> set[int]:
+    """The calls that ran while ``call`` did (nearest starts first, a few): nothing they
+    could do makes ``call`` legal, but they show what it raced with."""
+    overlapping = [i for i in range(history.n) if i != call
+                   and history.calls[i] <= history.rets[call]
+                   and history.rets[i] >= history.calls[call]]
+    overlapping.sort(key=lambda i: abs(history.calls[i] - history.calls[call]))
+    return set(overlapping[:_CONTEXT])
 
 
 def _late_writer(history: KeyHistory, call: int) -> set[int]:

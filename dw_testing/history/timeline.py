@@ -248,7 +248,8 @@ def _legend(shown: Sequence[Operation], marked: Sequence[bool], chars: _CharSet)
         parts.append(f"{chars.margin} {m.left}{m.fill * 2}{m.right} {fault}")
     if not all(marked):
         p = chars.plain
-        what = "explains the others" if any(marked) else "a call, from its start to its end"
+        what = ("a call, from its start to its end" if not any(marked)
+                else "shown for context" if sum(marked) == 1 else "explains the others")
         parts.append(f"{p.left}{p.fill * 2}{p.right} {what}")
     if any(op.indeterminate for op in shown):
         p = chars.plain

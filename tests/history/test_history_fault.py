@@ -89,7 +89,7 @@ def test_reports_of_the_illegal_histories_point_at_the_fault(name: str) -> None:
 # (history, marked processes, unmarked processes)
 NAMED = {
     "torn read beside a slow winning create and a losing create": (
-        TORN_READ, {"B"}, set()),
+        TORN_READ, {"B"}, {"A"}),
     "double winner, one after the other": (
         [create("A", b"v1", True, 0, 1), create("B", b"v2", True, 2, 3)], {"A", "B"}, set()),
     "double winner, overlapping, with a read of each": (
@@ -133,6 +133,7 @@ def test_the_torn_read_is_the_fault_not_the_losing_create() -> None:
     marked_rows = [line for line in str(violation).splitlines() if line.startswith(("▶", "*"))]
     assert len(marked_rows) == 1 and " get " in marked_rows[0]
     assert "the marked call has no legal place" in str(violation)
+    assert "1 unmarked call ran while it did" in str(violation)
 
 
 def test_the_message_says_the_marked_calls_cannot_be_placed_together() -> None:
@@ -150,4 +151,4 @@ def test_the_message_names_the_late_writer_of_a_read_value() -> None:
     history, _, _ = NAMED["a read of a value written only afterwards"]
     with pytest.raises(HistoryViolation) as caught:
         assert_linearizable(history)
-    assert "the unmarked call wrote the value it read, but too late for it" in str(caught.value)
+    assert "the unmarked call after it wrote the value it read, but too late" in str(caught.value)
