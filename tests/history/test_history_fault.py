@@ -16,6 +16,7 @@ Every report is checked against these, on hand-written histories and on random o
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from itertools import combinations
 
@@ -26,8 +27,11 @@ from test_history_bruteforce import brute_force, small_histories
 from test_history_checker import ILLEGAL
 
 from dw_testing.history import HistoryViolation, assert_linearizable
+from dw_testing.history.budget import Budget, Meter
 from dw_testing.history.checker import CheckResult, check_history
 from dw_testing.history.events import Operation
+from dw_testing.history.generate import simulated_history
+from dw_testing.history.search import KeyHistory
 
 
 def legal_subsets(history: Sequence[Operation]) -> set[frozenset[int]]:
@@ -152,3 +156,49 @@ def test_the_message_names_the_late_writer_of_a_read_value() -> None:
     with pytest.raises(HistoryViolation) as caught:
         assert_linearizable(history)
     assert "the unmarked call after it wrote the value it read, but too late" in str(caught.value)
+
+
+@pytest.mark.parametrize("beside", [8, 9])
+def test_a_call_with_no_legal_place_shows_at_most_eight_calls_beside_it(beside: int) -> None:
+    ghost = get("G", b"ghost", 100, 200)
+    history = [ghost, *(put(f"W{i}", f"v{i}".encode(), 100 + i, 300 + i)
+                        for i in range(beside))]
+    result = check_history(history)
+    assert [result.violation[i] for i in result.marked] == [ghost]
+    plain = [op.process for n, op in enumerate(result.violation) if n not in result.marked]
+    assert plain == [f"W{i}" for i in range(min(beside, 8))], "the nearest starts are kept"
+
+
+def _oracle_checks_the_report(history: list[Operation]) -> None:
+    """On a key too long for brute force, the plain search (checked against brute force
+    on small keys) is the oracle: the fault is a conflict, each marked call is needed, and
+    the unmarked calls explain each marked one."""
+    result = check_history(history)
+    calls = KeyHistory(history)
+    index = {op: i for i, op in enumerate(calls.ops)}
+    fault = [index[result.violation[n]] for n in result.marked]
+    plain = [index[op] for n, op in enumerate(result.violation) if n not in result.marked]
+
+    def placed(required: list[int], include: list[int] | None = None) -> bool:
+        meter = Meter(Budget(max_steps=None, max_seconds=None))
+        return calls.place(meter, required=calls.mask(required),
+                           include=None if include is None else calls.mask(include))
+
+    assert not placed(fault), "the marked calls can be placed together"
+    for f in fault:
+        assert placed([g for g in fault if g != f]), "a marked call is not needed"
+        if len(fault) > 1:
+            assert placed([f], [f, *plain]), "the unmarked calls do not explain a marked one"
+
+
+@pytest.mark.parametrize("operations", [120, 600])
+def test_reports_on_long_keys_point_at_the_fault(operations: int) -> None:
+    rng = random.Random(f"long-key/{operations}")
+    history = simulated_history(rng, operations=operations, keys=("k",), processes=6,
+                                overlap=3)
+    losers = [i for i, op in enumerate(history) if op.op == "put_if_absent"
+              and op.result is False]
+    i = losers[len(losers) // 2]
+    history[i] = Operation(history[i].process, "put_if_absent", "k", history[i].value, True,
+                           history[i].call, history[i].ret)
+    _oracle_checks_the_report(history)
