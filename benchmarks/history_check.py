@@ -3,8 +3,13 @@
 Histories are linearizable by construction (``dw_testing.history.generate``): processes
 issue calls back to back, each call takes effect at one instant inside its interval, and
 ``overlap`` stretches intervals so that more calls are in flight at once. Every row checks
-the same number of calls over the same keys; the table reports histories checked per
-second and calls checked per second. Run::
+the same number of calls over the same keys; the table reports calls checked per second of
+wall time (the goal) and per second of this process's CPU time (steadier on a shared
+machine, where other work slows the wall clock), for the current checker ("after") and, on
+the very same histories in the same run, the checker as it was before its rewrite
+("before", ``benchmarks/history_baseline.py``). Verdicts must agree; the run fails if they
+do not.
+Run::
 
     python benchmarks/history_check.py [--operations 10000] [--keys 100] [--repeats 5]
 """
@@ -12,9 +17,13 @@ second and calls checked per second. Run::
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
+import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -22,6 +31,11 @@ from rich.table import Table
 from dw_testing.history.checker import Budget, check_history
 from dw_testing.history.events import Operation
 from dw_testing.history.generate import simulated_history
+
+sys.path.insert(0, str(Path(__file__).parent))
+import history_baseline  # a sibling file, not a package
+
+GOAL = 100_000  # calls per second of wall time, every scenario
 
 SCENARIOS: tuple[tuple[str, int, int, float, bool], ...] = (
     # (name, processes, overlap, indeterminate rate, corrupt one read)
@@ -56,6 +70,25 @@ def mean_in_flight(history: list[Operation]) -> float:
     return total / max(1, len(spans))
 
 
+def _timed(check: Callable[[list[Operation]], tuple[str, int]],
+           history: list[Operation]) -> tuple[float, float, str, int]:
+    """Wall seconds, CPU seconds of this process, verdict and search steps."""
+    started, cpu = time.perf_counter(), time.process_time()
+    verdict, steps = check(history)
+    return time.perf_counter() - started, time.process_time() - cpu, verdict, steps
+
+
+def _after(history: list[Operation]) -> tuple[str, int]:
+    result = check_history(history, budget=Budget(max_steps=None, max_seconds=120.0))
+    return result.verdict, result.steps
+
+
+def _before(history: list[Operation]) -> tuple[str, int]:
+    result = history_baseline.check_history(
+        history, budget=history_baseline.Budget(max_steps=None, max_seconds=120.0))
+    return result.verdict, result.steps
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--operations", type=int, default=10_000)
@@ -64,15 +97,23 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     keys = [f"k{i}" for i in range(args.keys)]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     table = Table(title=f"history check: {args.operations} calls over {args.keys} keys, "
-                        f"median of {args.repeats} (violations include shrinking)")
-    for column in ("scenario", "overlapping calls", "verdict", "seconds / history",
-                   "histories / s", "calls / s", "search steps"):
-        table.add_column(column, justify="left" if column == "scenario" else "right")
+                        f"median of {args.repeats}, before and after on the same histories "
+                        f"(violations include finding the fault); load average {load:.1f} "
+                        f"on {os.cpu_count()} CPUs")
+    for column in ("scenario", "overlapping calls", "verdict", "calls / s before",
+                   "calls / s after", "calls / CPU s before", "calls / CPU s after",
+                   "speed-up (CPU)", "steps before", "steps after"):
+        table.add_column(column, justify="left" if column == "scenario" else "right",
+                         no_wrap=True)
+    disagreements = []
+    slow = []
     for name, processes, overlap, indeterminate, corrupt in SCENARIOS:
-        timings: list[float] = []
-        verdicts: set[str] = set()
-        steps = 0
+        wall: dict[str, list[float]] = {"before": [], "after": []}
+        cpu: dict[str, list[float]] = {"before": [], "after": []}
+        verdicts: dict[str, set[str]] = {"before": set(), "after": set()}
+        steps = {"before": 0, "after": 0}
         concurrency = 0.0
         for repeat in range(args.repeats):
             rng = random.Random(f"{args.seed}/{name}/{repeat}")
@@ -82,15 +123,33 @@ def main() -> None:
             if corrupt:
                 history = corrupt_one_read(history, rng)
             concurrency = mean_in_flight(history)
-            started = time.perf_counter()
-            result = check_history(history, budget=Budget(max_steps=None, max_seconds=120.0))
-            timings.append(time.perf_counter() - started)
-            verdicts.add(result.verdict)
-            steps = result.steps
-        seconds = statistics.median(timings)
-        table.add_row(name, f"{concurrency:.1f}", "/".join(sorted(verdicts)), f"{seconds:.3f}",
-                      f"{1 / seconds:.1f}", f"{args.operations / seconds:,.0f}", f"{steps:,}")
-    Console(width=150).print(table)
+            # Alternate which goes first, so neither always runs on a warmer cache.
+            runs = [("before", _before), ("after", _after)]
+            for label, check in runs if repeat % 2 else reversed(runs):
+                seconds, cpu_seconds, verdict, count = _timed(check, history)
+                wall[label].append(seconds)
+                cpu[label].append(cpu_seconds)
+                verdicts[label].add(verdict)
+                steps[label] = count
+            if verdicts["before"] != verdicts["after"]:
+                disagreements.append(f"{name} (repeat {repeat})")
+        rate = {label: args.operations / statistics.median(wall[label]) for label in wall}
+        cpu_rate = {label: args.operations / max(1e-9, statistics.median(cpu[label]))
+                    for label in cpu}
+        if rate["after"] < GOAL:
+            slow.append(name)
+        table.add_row(name, f"{concurrency:.1f}",
+                      "/".join(sorted(verdicts["after"]))
+                      + ("" if verdicts["before"] == verdicts["after"] else " (DIFFERS)"),
+                      f"{rate['before']:,.0f}", f"{rate['after']:,.0f}",
+                      f"{cpu_rate['before']:,.0f}", f"{cpu_rate['after']:,.0f}",
+                      f"{cpu_rate['after'] / cpu_rate['before']:.1f}x",
+                      f"{steps['before']:,}", f"{steps['after']:,}")
+    Console(width=200).print(table)
+    print(f"goal: at least {GOAL:,} calls / s (wall) after, every scenario: "
+          + ("met" if not slow else "NOT met on " + ", ".join(slow)))
+    if disagreements:
+        sys.exit("verdicts differ between the checkers on: " + ", ".join(disagreements))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 UNKNOWN: :func:`assert_linearizable` raises :class:`BudgetExhausted` (an ``Exception``, not an
 ``AssertionError``) when the search ran out of budget; the plugin reports that as UNKNOWN.
-A violation raises ``AssertionError`` carrying the minimal violating sub-history.
+A violation raises :class:`HistoryViolation`, an ``AssertionError`` carrying the minimal
+violating sub-history (``.ops``, ``.marked``, ``.to_json()``); its message is a table of the
+calls with their timeline beside it (:mod:`dw_testing.history.timeline`).
 """
 
 from dw_testing.history.checker import (
@@ -15,6 +17,8 @@ from dw_testing.history.checker import (
 )
 from dw_testing.history.events import Operation, dump_jsonl, load_jsonl, merge_histories
 from dw_testing.history.recorder import HistoryLog, HistoryRecorder
+from dw_testing.history.timeline import render_svg, render_text
+from dw_testing.history.violation import HistoryViolation
 
 __all__ = [
     "Budget",
@@ -22,6 +26,7 @@ __all__ = [
     "CheckResult",
     "HistoryLog",
     "HistoryRecorder",
+    "HistoryViolation",
     "Operation",
     "assert_linearizable",
     "check_history",
@@ -29,4 +34,6 @@ __all__ = [
     "format_history",
     "load_jsonl",
     "merge_histories",
+    "render_svg",
+    "render_text",
 ]

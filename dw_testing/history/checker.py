@@ -1,53 +1,41 @@
-"""Linearizability of recorded store histories, per key (Wing & Gong, with Lowe's memo).
+"""Linearizability of recorded store histories, per key, and the report of a violation.
 
-The sequential model of one key: the state is ``bytes | None`` (absent), starting absent.
+A history is partitioned per key (linearizability is compositional). Each key is first
+pruned (a read of a value no call wrote before it returned fails without a search), then
+searched for a legal order (:mod:`dw_testing.history.search`: the model of one key,
+indeterminate calls, memoised states). Keys are checked smallest first, each with its own
+:class:`Budget`; a key that runs out is UNKNOWN and the next keys are still checked.
 
-* ``put(v)`` -> ``None``; state becomes ``v``
-* ``put_if_absent(v)`` -> ``True`` and state ``v`` if the state is absent, else ``False``
-* ``get()`` -> the state
-* ``delete()`` -> ``None``; state becomes absent
+Verdicts: ``"ok"``, ``"violation"`` or ``"unknown"`` when the budget ran out on some key and
+no key violates. Running out of budget is never a pass. A violation names the calls that
+cannot be placed together (the fault, ``CheckResult.marked``) and the calls that explain
+them (:mod:`dw_testing.history.explain` defines both); it never marks on its own a call
+that has a legal place in the full history.
 
-A history is partitioned per key (linearizability is compositional), and each key is
-searched depth-first for a total order that respects real time (``a`` precedes ``b`` iff
-``a.ret < b.call``) and is legal under the model. Visited (linearized-set, state) pairs are
-memoised, as in Lowe's refinement and Porcupine. An INDETERMINATE call (it raised) may be
-linearized at any point after its invocation, or left out.
-
-Verdicts: ``"ok"``, ``"violation"`` (with the minimal violating sub-history, shrunk by
-dropping calls while it still violates) or ``"unknown"`` when the :class:`Budget` ran out.
-Running out of budget is never a pass.
-
-For pytest: :func:`assert_linearizable` raises ``AssertionError`` with a readable printout on
-a violation and raises :class:`BudgetExhausted` on ``"unknown"``. The dw plugin reports a test
-that raised ``dw_testing.history.BudgetExhausted`` as UNKNOWN, not FAIL.
+For pytest: :func:`assert_linearizable` raises :class:`HistoryViolation` (an
+``AssertionError``) with the calls as a table and a timeline beside it on a violation, and
+raises :class:`BudgetExhausted` on ``"unknown"``. The dw plugin reports a test that raised
+``dw_testing.history.BudgetExhausted`` as UNKNOWN, not FAIL.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from dw_testing.history.budget import Budget, Meter, OutOfBudget
 from dw_testing.history.events import Operation
+from dw_testing.history.explain import explain
+from dw_testing.history.labels import digest, result_text, stamp_ranks, value_text
+from dw_testing.history.search import KeyHistory
+from dw_testing.history.timeline import render_text
+from dw_testing.history.violation import HistoryViolation
 
 Verdict = Literal["ok", "violation", "unknown"]
-
-_PUT, _CREATE, _GET, _DELETE = 0, 1, 2, 3
-_KIND = {"put": _PUT, "put_if_absent": _CREATE, "get": _GET, "delete": _DELETE}
-_ABSENT = -1
-_NEVER = 1 << 62  # the response time of an indeterminate call
-_DEADLINE_EVERY = 1024  # search steps between clock reads
-
-
-@dataclass(frozen=True)
-class Budget:
-    """How much search one check may spend; either limit reached means UNKNOWN."""
-
-    max_steps: int | None = 2_000_000
-    max_seconds: float | None = 20.0
+_SHRINK_BUDGET = Budget(max_steps=None, max_seconds=10.0)
 
 
 @dataclass(frozen=True)
@@ -55,6 +43,9 @@ class CheckResult:
     verdict: Verdict
     key: str | None = None
     violation: tuple[Operation, ...] = ()
+    """The calls a violation shows, in invocation order: the fault and what explains it."""
+    marked: tuple[int, ...] = ()
+    """Indices into ``violation`` of the fault: the calls that cannot be placed together."""
     key_ops: int = 0
     steps: int = 0
     seconds: float = 0.0
@@ -70,7 +61,8 @@ class CheckResult:
         if self.verdict == "unknown":
             return (f"UNKNOWN: {self.detail}. Raise the budget or check a shorter history; "
                     "an exhausted search is never a pass.")
-        return format_violation(self.violation, key=self.key, of=self.key_ops)
+        return format_violation(self.violation, marked=self.marked, key=self.key,
+                                of=self.key_ops)
 
 
 class BudgetExhausted(Exception):
@@ -81,32 +73,6 @@ class BudgetExhausted(Exception):
         self.result = result
 
 
-class _OutOfBudget(Exception):
-    pass
-
-
-class _Meter:
-    def __init__(self, budget: Budget) -> None:
-        self.budget = budget
-        self.steps = 0
-        self.started = time.monotonic()
-        self.deadline = (None if budget.max_seconds is None
-                         else self.started + budget.max_seconds)
-
-    def spend(self, steps: int) -> None:
-        before = self.steps
-        self.steps += steps
-        if self.budget.max_steps is not None and self.steps > self.budget.max_steps:
-            raise _OutOfBudget(f"search passed {self.budget.max_steps} steps")
-        if (self.deadline is not None and before // _DEADLINE_EVERY != self.steps // _DEADLINE_EVERY
-                and time.monotonic() > self.deadline):
-            raise _OutOfBudget(f"search passed {self.budget.max_seconds}s")
-
-    @property
-    def seconds(self) -> float:
-        return time.monotonic() - self.started
-
-
 def partition_by_key(history: Iterable[Operation]) -> dict[str, list[Operation]]:
     keyed: dict[str, list[Operation]] = defaultdict(list)
     for op in history:
@@ -114,191 +80,62 @@ def partition_by_key(history: Iterable[Operation]) -> dict[str, list[Operation]]
     return dict(keyed)
 
 
-def _key_linearizable(ops: Sequence[Operation], meter: _Meter) -> bool:
-    """Depth-first search for a legal order of one key's calls. Raises _OutOfBudget."""
-    # An indeterminate get has no effect and nothing to match: it can always be left out.
-    live = sorted((op for op in ops if not (op.indeterminate and op.op == "get")),
-                  key=lambda op: op.call)
-    n = len(live)
-    if n == 0:
-        return True
-    ids: dict[bytes, int] = {}
-
-    def value_id(data: bytes | None) -> int:
-        return _ABSENT if data is None else ids.setdefault(data, len(ids))
-
-    kinds = [_KIND[op.op] for op in live]
-    args = [value_id(op.value) if op.op in ("put", "put_if_absent") else _ABSENT for op in live]
-    # For get: the value id read. For put_if_absent: 1 (True), 0 (False), -1 (unknown).
-    results: list[int] = []
-    for op in live:
-        if op.indeterminate:
-            results.append(-1)
-        elif op.op == "get":
-            results.append(value_id(op.result if isinstance(op.result, bytes) else None))
-        elif op.op == "put_if_absent":
-            results.append(1 if op.result else 0)
-        else:
-            results.append(0)
-    calls = [op.call for op in live]
-    rets = [_NEVER if op.ret is None else op.ret for op in live]
-    by_ret = sorted(range(n), key=rets.__getitem__)
-    required = 0
-    for i, op in enumerate(live):
-        if not op.indeterminate:
-            required |= 1 << i
-    if required == 0:
-        return True
-
-    def candidates(mask: int) -> list[int]:
-        # A call may go next iff no pending call returned before it was invoked.
-        earliest_ret = _NEVER
-        for i in by_ret:
-            if not mask >> i & 1:
-                earliest_ret = rets[i]
-                break
-        found = []
-        for i in range(n):
-            if calls[i] > earliest_ret:
-                break
-            if not mask >> i & 1:
-                found.append(i)
-        return found
-
-    def step(i: int, state: int) -> int | None:
-        """The state after call ``i``, or None when the call is illegal (or a no-op to skip)."""
-        kind = kinds[i]
-        if kind == _PUT:
-            return args[i]
-        if kind == _DELETE:
-            return _ABSENT
-        if kind == _GET:
-            return state if results[i] == state else None
-        outcome = results[i]
-        if outcome == -1:
-            # Indeterminate create: applying it where it changes nothing equals omitting it.
-            return args[i] if state == _ABSENT else None
-        if outcome == 1:
-            return args[i] if state == _ABSENT else None
-        return state if state != _ABSENT else None
-
-    seen: set[tuple[int, int]] = set()
-    stack: list[tuple[int, int, list[int], int]] = [(0, _ABSENT, candidates(0), 0)]
-    while stack:
-        mask, state, options, position = stack[-1]
-        descended = False
-        while position < len(options):
-            i = options[position]
-            position += 1
-            meter.spend(1)
-            after = step(i, state)
-            if after is None:
-                continue
-            next_mask = mask | 1 << i
-            if next_mask & required == required:
-                return True
-            memo_key = (next_mask, after)
-            if memo_key in seen:
-                continue
-            seen.add(memo_key)
-            stack[-1] = (mask, state, options, position)
-            stack.append((next_mask, after, candidates(next_mask), 0))
-            descended = True
-            break
-        if not descended:
-            stack.pop()
-    return False
-
-
-def _shrink(ops: list[Operation], meter: _Meter) -> list[Operation]:
-    """Drop calls while the rest still violates; unknown sub-checks keep the call.
-
-    A get's value keeps its writer: without it, the sub-history would only show the
-    less useful "read a value nobody wrote".
-    """
-    writers_needed = {op.result for op in ops if op.op == "get" and isinstance(op.result, bytes)}
-    written = {op.value for op in ops if op.op in ("put", "put_if_absent")}
-    explained = writers_needed & written
-
-    def still_violates(candidate: list[Operation]) -> bool:
-        reads = {op.result for op in candidate if op.op == "get" and isinstance(op.result, bytes)}
-        writes = {op.value for op in candidate if op.op in ("put", "put_if_absent")}
-        if any(value in explained and value not in writes for value in reads):
-            return False
-        try:
-            return not _key_linearizable(candidate, meter)
-        except _OutOfBudget:
-            return False
-
-    current = list(ops)
-    chunk = max(1, len(current) // 2)
-    while True:
-        start, dropped = 0, False
-        while start < len(current):
-            candidate = current[:start] + current[start + chunk:]
-            if candidate and still_violates(candidate):
-                current, dropped = candidate, True
-            else:
-                start += chunk
-        if chunk == 1 and not dropped:
-            return current
-        chunk = max(1, chunk // 2)
-
-
 def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
                   shrink_budget: Budget | None = None) -> CheckResult:
-    """Check every key; the first violating key is shrunk and reported."""
-    meter = _Meter(budget or Budget())
+    """Check every key, each with its own ``budget``; the first violating key is reported
+    with its fault and the calls that explain it (found within ``shrink_budget``)."""
+    budget = budget or Budget()
+    started = time.monotonic()
+    steps = 0
     exhausted: list[str] = []
     keyed = partition_by_key(history)
     # Small keys first: a cheap violation should not wait behind an expensive key.
     for key in sorted(keyed, key=lambda k: (len(keyed[k]), k)):
         ops = keyed[key]
+        calls = KeyHistory(ops)
+        meter = Meter(budget)
+        progress: list[int] = []
         try:
-            legal = _key_linearizable(ops, meter)
-        except _OutOfBudget as exc:
+            # A quick pass settles most keys; a read of a value nobody wrote needs no search.
+            legal = calls.greedy(meter) or (not calls.unwritten_reads()
+                                            and calls.place(meter, progress=progress))
+        except OutOfBudget as exc:
             exhausted.append(f"key {key!r} ({len(ops)} calls): {exc}")
-            break
-        if not legal:
-            steps = meter.steps
-            minimal = _shrink(ops, _Meter(shrink_budget or Budget(max_steps=None,
-                                                                  max_seconds=10.0)))
-            return CheckResult("violation", key=key, violation=tuple(minimal),
-                               key_ops=len(ops), steps=steps, seconds=meter.seconds)
+            steps += meter.steps
+            continue
+        steps += meter.steps
+        if legal:
+            continue
+        found = explain(calls, Meter(shrink_budget or _SHRINK_BUDGET),
+                        progress=progress[0] if progress else None)
+        shown = [calls.ops[i] for i in found.calls]
+        fault = set(found.fault)
+        marked = tuple(n for n, i in enumerate(found.calls) if i in fault)
+        unchecked = "" if not exhausted else ("other keys ran out of budget before: "
+                                              + "; ".join(exhausted))
+        return CheckResult("violation", key=key, violation=tuple(shown), marked=marked,
+                           key_ops=len(ops), steps=steps,
+                           seconds=time.monotonic() - started, detail=unchecked)
+    seconds = time.monotonic() - started
     if exhausted:
-        return CheckResult("unknown", key=None, steps=meter.steps, seconds=meter.seconds,
+        return CheckResult("unknown", key=None, steps=steps, seconds=seconds,
                            detail="; ".join(exhausted))
-    return CheckResult("ok", steps=meter.steps, seconds=meter.seconds)
+    return CheckResult("ok", steps=steps, seconds=seconds)
 
 
 def assert_linearizable(
     history: Iterable[Operation], *, budget: Budget | None = None
 ) -> CheckResult:
-    """``AssertionError`` (with the minimal violating sub-history) or ``BudgetExhausted``."""
+    """:class:`HistoryViolation` (an ``AssertionError`` carrying the minimal violating
+    sub-history) or :class:`BudgetExhausted`."""
     result = check_history(history, budget=budget)
     if result.verdict == "violation":
-        raise AssertionError(result.describe())
+        raise HistoryViolation.from_subset(result.describe(), key=result.key,
+                                           ops=result.violation, marked=result.marked,
+                                           key_calls=result.key_ops)
     if result.verdict == "unknown":
         raise BudgetExhausted(result)
     return result
-
-
-def digest(data: bytes | None) -> str:
-    """A value's short fingerprint: equal digests mean equal bytes; contents never shown."""
-    if data is None:
-        return "-"
-    return f"#{hashlib.sha256(data).hexdigest()[:8]}({len(data)}B)"
-
-
-def _result_text(op: Operation) -> str:
-    if op.indeterminate:
-        return f"raised {op.error or 'an error'} (may or may not have applied)"
-    if op.op == "put_if_absent":
-        return str(bool(op.result))
-    if op.op == "get":
-        return "None" if op.result is None else digest(op.result if isinstance(op.result, bytes)
-                                                       else None)
-    return "ok"
 
 
 def format_history(ops: Sequence[Operation]) -> str:
@@ -308,23 +145,59 @@ def format_history(ops: Sequence[Operation]) -> str:
     call that never returned. ``a`` precedes ``b`` exactly when a's end < b's start.
     """
     ordered = sorted(ops, key=lambda op: op.call)
-    stamps = sorted({op.call for op in ordered} | {op.ret for op in ordered if op.ret is not None})
-    rank = {stamp: i for i, stamp in enumerate(stamps)}
+    rank = stamp_ranks(ordered)
     rows = [("process", "op", "key", "value", "result", "interval")]
     for op in ordered:
         end = "inf" if op.ret is None else str(rank[op.ret])
-        value = digest(op.value) if op.op in ("put", "put_if_absent") else ""
-        rows.append((op.process, op.op, op.key, value, _result_text(op),
+        rows.append((op.process, op.op, op.key, value_text(op), result_text(op),
                      f"[{rank[op.call]}, {end}]"))
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
     return "\n".join("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
                      .rstrip() for row in rows)
 
 
-def format_violation(ops: Sequence[Operation], *, key: str | None, of: int) -> str:
-    return (
-        f"history is not linearizable on key {key!r}: no order of these {len(ops)} calls "
-        f"(a minimal violating subset of the key's {of}) respects their intervals and is "
-        "legal for one key under put / put_if_absent / get / delete:\n"
-        + format_history(ops)
-    )
+_MODEL = ("respects their intervals and the model of one key "
+          "(put / put_if_absent / get / delete)")
+
+
+def _context(ops: Sequence[Operation], alone: int) -> str:
+    """What the unmarked calls beside a call with no legal place are."""
+    fault = ops[alone]
+    end = float("inf") if fault.ret is None else fault.ret
+    beside = [op for n, op in enumerate(ops) if n != alone
+              and op.call <= end and (op.ret is None or op.ret >= fault.call)]
+    late = len(ops) - 1 - len(beside)
+    parts = []
+    if beside:
+        parts.append(f"{len(beside)} unmarked call{'s' if len(beside) > 1 else ''} ran while "
+                     "it did")
+    if late:
+        parts.append("the unmarked call after it wrote the value it read, but too late")
+    return " and ".join(parts)
+
+
+def format_violation(ops: Sequence[Operation], *, marked: Sequence[int] = (),
+                     key: str | None, of: int) -> str:
+    """The violation in words, then its calls as a table with their timeline beside it."""
+    if not marked:
+        lead = (f"no order of these {len(ops)} calls (a violating subset of the key's {of}) "
+                f"{_MODEL}")
+    elif len(marked) == 1:
+        lead = (f"the marked call has no legal place: no order of the key's {of} calls "
+                f"that {_MODEL} includes it")
+    else:
+        lead = (f"the {len(marked)} marked calls cannot be placed together: no order of the "
+                f"key's {of} calls that {_MODEL} includes them all, yet without any one of "
+                "them the others fit")
+    plain = len(ops) - len(marked)
+    if len(marked) == 1 and plain:
+        lead += "; " + _context(ops, marked[0])
+    elif marked and plain:
+        lead += (f"; the {plain} unmarked call{'s show' if plain > 1 else ' shows'} how each "
+                 "marked call has a legal place on its own")
+    return f"history is not linearizable on key {key!r}: {lead}.\n" + render_text(ops,
+                                                                                   marked=marked)
+
+
+__all__ = ["Budget", "BudgetExhausted", "CheckResult", "assert_linearizable", "check_history",
+           "digest", "format_history", "format_violation", "partition_by_key"]
