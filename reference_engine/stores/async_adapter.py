@@ -59,6 +59,14 @@ def adapt_if_async(
     Raises :class:`MixedSyncAsyncStore` when some contract methods are ``async def`` and
     others are not: such a store cannot be driven either way.
     """
+    if inspect.iscoroutine(store):
+        store.close()  # never started, so it never warns "was never awaited"
+        raise StoreUnavailable(
+            f"store factory {label or store.__qualname__!r} is `async def`, so calling it gave "
+            "a coroutine, not a store; make the factory a plain `def` that returns the store, "
+            "and open connections lazily in the store's first call (docs/async-stores.md)",
+            op="open",
+        )
     name = label or type(store).__qualname__
     coroutines, plain = method_kinds(store)
     close = getattr(store, "close", None)

@@ -165,3 +165,8 @@ def async_factory() -> AsyncDictStore:
 
 def half_async_factory() -> HalfAsync:
     return HalfAsync()
+
+
+async def async_def_factory() -> AsyncDictStore:
+    """The mistake: a factory that must be awaited."""
+    return AsyncDictStore()

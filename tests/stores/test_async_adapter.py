@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -286,3 +287,18 @@ def _swallow(call: Callable[..., object], *args: object) -> None:
         call(*args)
     except EventLoopBlocked:
         return
+
+
+def test_an_async_def_factory_is_refused_with_what_to_write_instead() -> None:
+    def refusal() -> str:
+        with pytest.raises(StoreUnavailable) as caught:
+            open_store("async_stores:async_def_factory")
+        return str(caught.value)
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        message = refusal()
+        gc.collect()
+    assert "store factory 'async_stores:async_def_factory' is `async def`" in message
+    assert "make the factory a plain `def` that returns the store" in message
+    assert not [w for w in seen if "never awaited" in str(w.message)]
