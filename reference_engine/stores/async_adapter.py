@@ -90,6 +90,15 @@ def adapt_if_async(
     return AsyncStoreAdapter(store, label=name, blocked_after=blocked_after)
 
 
+def adapting(factory: Callable[[], Any], *, label: str = "") -> Callable[[], Any]:
+    """``factory`` whose every handle goes through :func:`adapt_if_async`."""
+
+    def open_handle() -> Any:
+        return adapt_if_async(factory(), label=label)
+
+    return open_handle
+
+
 class AsyncStoreAdapter:
     """A synchronous, thread-safe handle on an async store, with an event loop of its own.
 
@@ -290,6 +299,7 @@ __all__ = [
     "BLOCKED_LOOP_SECONDS",
     "AsyncStoreAdapter",
     "adapt_if_async",
+    "adapting",
     "is_async_store",
     "method_kinds",
 ]
