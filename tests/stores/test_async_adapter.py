@@ -19,8 +19,10 @@ from async_stores import (
     SyncWithAsyncClose,
     WaitsForAPut,
 )
+from click.testing import CliRunner
 
 from conformance.racing import run_together
+from reference_engine.cli.main import dw
 from reference_engine.errors import (
     EventLoopBlocked,
     InvalidKey,
@@ -302,3 +304,25 @@ def test_an_async_def_factory_is_refused_with_what_to_write_instead() -> None:
     assert "store factory 'async_stores:async_def_factory' is `async def`" in message
     assert "make the factory a plain `def` that returns the store" in message
     assert not [w for w in seen if "never awaited" in str(w.message)]
+
+
+# -- dw ---------------------------------------------------------------------------------------
+
+
+def test_dw_store_commands_work_on_an_async_store() -> None:
+    runner = CliRunner()
+    store = ["--store", "async_stores:async_factory"]
+    created = runner.invoke(dw, ["store", "create", "dw/once", "--data", "1", *store])
+    again = runner.invoke(dw, ["store", "create", "dw/once", "--data", "2", *store])
+    shown = runner.invoke(dw, ["store", "cat", "dw/once", *store])
+    assert (created.exit_code, again.exit_code, shown.exit_code) == (0, 1, 0), (
+        created.output + again.output + shown.output)
+    assert shown.output.strip() == "1"
+
+
+def test_dw_refuses_a_mixed_store_as_a_store_it_cannot_open() -> None:
+    result = CliRunner().invoke(dw, ["store", "ls", "--store", "async_stores:half_async_factory"])
+    assert result.exit_code == 1
+    assert ("cannot open the store: store 'async_stores:half_async_factory' mixes async and "
+            "sync methods") in result.output
+    assert "Traceback" not in result.output
