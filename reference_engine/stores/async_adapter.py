@@ -19,6 +19,7 @@ import asyncio
 import builtins
 import concurrent.futures
 import inspect
+import os
 import sys
 import threading
 import weakref
@@ -118,6 +119,7 @@ class AsyncStoreAdapter:
         self.blocked_after = blocked_after
         self._poll_seconds = min(poll_seconds, blocked_after)
         self._closed = False
+        self._pid = os.getpid()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=_serve, args=(self._loop,), daemon=True,
                                         name=f"dw-async-store:{self.label}")
@@ -187,6 +189,14 @@ class AsyncStoreAdapter:
     # -- machinery --------------------------------------------------------------------------
 
     def _check_open(self, method: str) -> None:
+        if os.getpid() != self._pid:
+            # A forked child has the loop but not the thread that runs it.
+            raise StoreUnavailable(
+                f"async store {self.label}: {method} in a process forked after the handle "
+                "was opened; its event loop runs only in the parent. Open a new handle in "
+                "the child process",
+                op=method,
+            )
         if self._closed:
             raise StoreUnavailable(
                 f"async store {self.label}: {method} called after close(); open a new handle",

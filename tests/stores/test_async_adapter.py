@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import warnings
 from collections.abc import Callable
@@ -265,6 +266,36 @@ def test_a_call_blocked_behind_another_call_names_the_call_that_blocks(
     creator.join(30)
 
 
+class _WatchedAdapter(AsyncStoreAdapter):
+    """Tells the test when the watchdog starts waiting for the loop to answer."""
+
+    def __init__(self, store: Any, **options: Any) -> None:
+        super().__init__(store, **options)
+        self.checking = threading.Event()
+
+    def _loop_answers(self) -> bool:
+        self.checking.set()
+        return super()._loop_answers()
+
+
+def test_a_loop_blocked_for_less_than_the_limit_is_not_reported() -> None:
+    store = BlocksItsLoop()
+    handle = _WatchedAdapter(store, blocked_after=30.0, poll_seconds=0.01)
+    try:
+        creator = threading.Thread(target=lambda: answers.append(
+            handle.put_if_absent("k", b"v")), daemon=True)
+        answers: list[bool] = []
+        creator.start()
+        assert store.blocking.wait(30)
+        assert handle.checking.wait(30)  # the watchdog now waits on the blocked loop ...
+        store.release.set()              # ... which answers well inside the limit
+        creator.join(30)
+        assert answers == [True]
+    finally:
+        store.release.set()
+        handle.close()
+
+
 def test_a_slow_call_on_a_free_loop_is_not_reported(
     adapted: Callable[..., AsyncStoreAdapter],
 ) -> None:
@@ -326,3 +357,27 @@ def test_dw_refuses_a_mixed_store_as_a_store_it_cannot_open() -> None:
     assert ("cannot open the store: store 'async_stores:half_async_factory' mixes async and "
             "sync methods") in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_handle_used_in_a_forked_child_says_to_open_a_new_one(
+    adapted: Callable[..., AsyncStoreAdapter],
+) -> None:
+    handle = adapted(AsyncDictStore(), label="parent")
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report the refusal through the pipe, then leave at once
+        try:
+            handle.get("k")
+            answer = "no refusal"
+        except StoreUnavailable as exc:
+            answer = str(exc)
+        os.write(writer, answer.encode())
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as pipe:
+        answer = pipe.read()
+    os.waitpid(pid, 0)
+    assert answer.startswith("async store parent: get in a process forked after the handle")
+    assert "Open a new handle in the child process" in answer
+    assert handle.get("k") is None  # the parent's handle still works
