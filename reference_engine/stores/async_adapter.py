@@ -23,7 +23,7 @@ import os
 import sys
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -45,11 +45,6 @@ def method_kinds(store: object) -> tuple[list[str], list[str]]:
     present = [name for name in STORE_METHODS if callable(getattr(store, name, None))]
     coroutines = [name for name in present if inspect.iscoroutinefunction(getattr(store, name))]
     return coroutines, [name for name in present if name not in coroutines]
-
-
-def is_async_store(store: object) -> bool:
-    """Whether ``store``'s contract methods are coroutine functions (see :func:`adapt_if_async`)."""
-    return bool(method_kinds(store)[0])
 
 
 def adapt_if_async(
@@ -209,9 +204,17 @@ class AsyncStoreAdapter:
         return self._wait(method, key, self._submit(method, coroutine))
 
     def _submit(
-        self, method: str, coroutine: Awaitable[T]
+        self, method: str, coroutine: Coroutine[Any, Any, T]
     ) -> concurrent.futures.Future[T]:
-        return asyncio.run_coroutine_threadsafe(_named(method, coroutine), self._loop)
+        named = _named(method, coroutine)
+        try:
+            return asyncio.run_coroutine_threadsafe(named, self._loop)
+        except RuntimeError:  # another thread closed the handle since _check_open
+            named.close()
+            coroutine.close()
+            self._closed = True
+            self._check_open(method)
+            raise
 
     def _wait(self, method: str, key: str, future: concurrent.futures.Future[T]) -> T:
         """The call's result; :class:`EventLoopBlocked` if the loop stops answering."""
@@ -310,6 +313,5 @@ __all__ = [
     "AsyncStoreAdapter",
     "adapt_if_async",
     "adapting",
-    "is_async_store",
     "method_kinds",
 ]

@@ -381,3 +381,20 @@ def test_a_handle_used_in_a_forked_child_says_to_open_a_new_one(
     assert answer.startswith("async store parent: get in a process forked after the handle")
     assert "Open a new handle in the child process" in answer
     assert handle.get("k") is None  # the parent's handle still works
+
+
+def test_a_call_racing_a_close_from_another_thread_is_refused_cleanly() -> None:
+    handle = AsyncStoreAdapter(AsyncDictStore(), label="racing-close")
+    handle._stop()  # the loop is gone, as if close() finished between the check and the call
+
+    def refusal() -> str:
+        with pytest.raises(StoreUnavailable) as caught:
+            handle.get("k")
+        return str(caught.value)
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        message = refusal()
+        gc.collect()
+    assert message == "async store racing-close: get called after close(); open a new handle"
+    assert not [w for w in seen if "never awaited" in str(w.message)]
