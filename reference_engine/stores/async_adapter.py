@@ -114,6 +114,7 @@ class AsyncStoreAdapter:
         self.blocked_after = blocked_after
         self._poll_seconds = min(poll_seconds, blocked_after)
         self._closed = False
+        self._reported_blocked = False
         self._pid = os.getpid()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=_serve, args=(self._loop,), daemon=True,
@@ -154,6 +155,12 @@ class AsyncStoreAdapter:
         if self._closed:
             return
         self._closed = True
+        if self._reported_blocked and not self._loop_answers(POLL_SECONDS):
+            # Still stuck: the store's close could not run, and waiting again for a loop
+            # already reported would only slow every teardown. Its daemon thread is left.
+            self._stop.detach()
+            _stop_loop(self._loop, self._thread, join_seconds=0)
+            return
         try:
             close = getattr(self.store, "close", None)
             if callable(close):
@@ -227,17 +234,18 @@ class AsyncStoreAdapter:
             if future.done():
                 return future.result()
             message = self._blocked_message(method)
+            self._reported_blocked = True
             future.cancel()  # lands when the loop runs again; nobody waits for the answer
             raise EventLoopBlocked(message, op=method, key=key)
 
-    def _loop_answers(self) -> bool:
-        """Whether the loop runs a callback within ``blocked_after`` seconds."""
+    def _loop_answers(self, within: float | None = None) -> bool:
+        """Whether the loop runs a callback within ``within`` (``blocked_after``) seconds."""
         answered = threading.Event()
         try:
             self._loop.call_soon_threadsafe(answered.set)
         except RuntimeError:  # the loop is closed: it will never answer
             return False
-        return answered.wait(self.blocked_after)
+        return answered.wait(self.blocked_after if within is None else within)
 
     def _blocked_message(self, method: str) -> str:
         task = asyncio.current_task(self._loop)

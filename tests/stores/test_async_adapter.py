@@ -273,9 +273,9 @@ class _WatchedAdapter(AsyncStoreAdapter):
         super().__init__(store, **options)
         self.checking = threading.Event()
 
-    def _loop_answers(self) -> bool:
+    def _loop_answers(self, within: float | None = None) -> bool:
         self.checking.set()
-        return super()._loop_answers()
+        return super()._loop_answers(within)
 
 
 def test_a_loop_blocked_for_less_than_the_limit_is_not_reported() -> None:
@@ -304,15 +304,27 @@ def test_a_slow_call_on_a_free_loop_is_not_reported(
     assert handle.get("k") == b"late"
 
 
-def test_the_loop_answers_again_once_the_blocking_call_returns(
-    adapted: Callable[..., AsyncStoreAdapter],
-) -> None:
+def test_the_loop_answers_again_once_the_blocking_call_returns() -> None:
     store = BlocksItsLoop()
-    handle = adapted(store, blocked_after=0.2)
+    handle = AsyncStoreAdapter(store, label="unstuck", blocked_after=0.2)
     with pytest.raises(EventLoopBlocked):
         handle.put_if_absent("k", b"v")
     store.release.set()
     assert handle.get("other") is None
+    handle.close()
+    assert store.closed_on == "dw-async-store:unstuck"  # close ran on the loop again
+
+
+def test_closing_a_handle_whose_loop_is_still_blocked_does_not_wait_for_it_again() -> None:
+    store = BlocksItsLoop()
+    handle = AsyncStoreAdapter(store, label="stuck", blocked_after=0.2)
+    with pytest.raises(EventLoopBlocked):
+        handle.put_if_absent("k", b"v")
+    handle.close()  # returns without a second EventLoopBlocked
+    assert store.closed_on == ""  # the store's close could not run on the stuck loop
+    store.release.set()
+    handle._thread.join(30)
+    assert "dw-async-store:stuck" not in _loop_threads()  # the loop stops once freed
 
 
 def _swallow(call: Callable[..., object], *args: object) -> None:
