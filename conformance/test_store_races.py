@@ -113,7 +113,8 @@ def test_coroutines_racing_to_create_one_key_on_one_loop_have_exactly_one_winner
             "backend call (a conditional write), not a read followed by a write"
         )
         assert dw_store.get(f"loop-race/{round_no}") == _value(winners[0]), (
-            f"round {round_no}: racer {winners[0]} won, but the key holds other bytes"
+            f"round {round_no}: racer {winners[0]} won, but the key holds other bytes; "
+            "the create that answers True must be the write that stays"
         )
 
 
