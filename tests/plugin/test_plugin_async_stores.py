@@ -39,6 +39,15 @@ class AsyncStore:
             return sorted(k for k in _RECORDS if k.startswith(prefix + "/"))
 
 
+class BlocksItsLoop(AsyncStore):
+    async def put_if_absent(self, key, data):
+        threading.Event().wait()  # the defect: a wait that never ends, on the loop's thread
+
+
+def blocking_factory():
+    return BlocksItsLoop()
+
+
 class HalfAsync(AsyncStore):
     def get(self, key):
         return None
@@ -143,3 +152,21 @@ def test_an_async_def_factory_fails_with_what_to_write_instead(
     result.stdout.fnmatch_lines([
         "*store factory 'asyncstores:awaited_factory' is `async def`*plain `def`*",
     ])
+
+
+@pytest.mark.slow  # waits out the 5 s watchdog limit; tests/stores covers it with 0.2 s
+def test_a_store_that_blocks_its_loop_fails_the_race_with_the_block_named(
+    async_module: pytest.Pytester,
+) -> None:
+    """Reported by the adapter's watchdog within seconds, not by the race's 120 s join."""
+    result = async_module.runpytest_subprocess(
+        "--dw-store=asyncstores:blocking_factory", "--dw-suite-only", "-p", "no:cacheprovider",
+        "-k", "test_threads_racing_to_create_one_key_on_one_handle", timeout=120,
+    )
+    result.assert_outcomes(failed=1, deselected=result.parseoutcomes()["deselected"])
+    result.stdout.fnmatch_lines([
+        "E *.EventLoopBlocked: async store blocking_factory blocked its event "
+        "loop inside put_if_absent at *asyncstores.py:* in BlocksItsLoop.put_if_absent for "
+        "more than 5 s*",
+    ])
+    result.stdout.no_fnmatch_line("*did not return within*")

@@ -299,8 +299,8 @@ def test_a_loop_blocked_for_less_than_the_limit_is_not_reported() -> None:
 def test_a_slow_call_on_a_free_loop_is_not_reported(
     adapted: Callable[..., AsyncStoreAdapter],
 ) -> None:
-    """The watchdog judges the loop, not the call: waiting 5x the limit on a reply is fine."""
-    handle = adapted(SlowButAwaiting(delay=0.5), blocked_after=0.1, poll_seconds=0.02)
+    """The watchdog judges the loop, not the call: waiting 3x the limit on a reply is fine."""
+    handle = adapted(SlowButAwaiting(delay=1.5), blocked_after=0.5, poll_seconds=0.05)
     assert handle.get("k") == b"late"
 
 
