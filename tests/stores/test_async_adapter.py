@@ -306,7 +306,7 @@ def test_a_slow_call_on_a_free_loop_is_not_reported(
 
 def test_the_loop_answers_again_once_the_blocking_call_returns() -> None:
     store = BlocksItsLoop()
-    handle = AsyncStoreAdapter(store, label="unstuck", blocked_after=0.2)
+    handle = AsyncStoreAdapter(store, label="unstuck", blocked_after=1.0)
     with pytest.raises(EventLoopBlocked):
         handle.put_if_absent("k", b"v")
     store.release.set()
