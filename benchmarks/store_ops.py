@@ -67,6 +67,29 @@ def measure_store(name: str, store: Any, n: int, note: str = "") -> Row:
     return Row(name, n, ops, note)
 
 
+class AsyncFacade:
+    """``store``'s methods as coroutines: what the async adapter's round trip costs."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    async def put(self, key: str, data: bytes) -> None:
+        self.store.put(key, data)
+
+    async def put_if_absent(self, key: str, data: bytes) -> bool:
+        return bool(self.store.put_if_absent(key, data))
+
+    async def get(self, key: str) -> bytes | None:
+        found: bytes | None = self.store.get(key)
+        return found
+
+    async def delete(self, key: str) -> None:
+        self.store.delete(key)
+
+    async def list(self, prefix: str) -> list[str]:
+        return list(self.store.list(prefix))
+
+
 def _create_rate(store: Any, keys: list[str]) -> float:
     return _timed(lambda i: store.put_if_absent(keys[i], PAYLOAD), len(keys))
 
@@ -151,6 +174,7 @@ def compare_creates(base: Path, n: int, rounds: int) -> dict[str, list[float]]:
 
 
 def run(n: int, base: Path, rounds: int, remote: bool, console: Console) -> list[Row]:
+    from reference_engine.stores.async_adapter import adapt_if_async
     from reference_engine.stores.fs import FsStore
     from reference_engine.stores.memory import MemoryStore
     from reference_engine.stores.sqlite import SqliteStore
@@ -174,6 +198,8 @@ def run(n: int, base: Path, rounds: int, remote: bool, console: Console) -> list
         Row(RAW_LINK, n, {"put_if_absent": best(RAW_LINK)},
             f"{spread(RAW_LINK)}; the bar's baseline"),
         measure_store("memory://", MemoryStore(), n),
+        measure_store("memory:// as async def", adapt_if_async(AsyncFacade(MemoryStore())), n,
+                      "each call a round trip to the handle's event-loop thread"),
         fast,
         measure_store("file fsync=1", FsStore(base / "fs1", fsync=True), durable_n),
         measure_store("sqlite (WAL, sync=FULL)", SqliteStore(base / "s.db"), durable_n),

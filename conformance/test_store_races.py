@@ -14,6 +14,7 @@ import pytest
 
 from dw_testing.kit.procs import create_and_read_each, run_in_children
 from dw_testing.kit.together import run_together
+from reference_engine.stores.async_adapter import AsyncStoreAdapter
 
 pytestmark = [pytest.mark.dw_store_contract, pytest.mark.dw_requires("put_if_absent")]
 
@@ -84,6 +85,36 @@ def test_a_create_that_lost_a_race_reads_the_winners_record_at_once(dw_store: An
             f"after their create returned, not the winner's bytes {expected!r}; a create may "
             "answer False only when a whole record exists (a conflict with nothing landed "
             "must be retried or raised)"
+        )
+
+
+def test_coroutines_racing_to_create_one_key_on_one_loop_have_exactly_one_winner(
+    dw_store: Any, dw_spec: Any,
+) -> None:
+    """An async store's creates, started together as tasks on one event loop.
+
+    Tasks on one loop take turns only where they await, and every task here starts before
+    any runs: a create that awaits between its check and its write lets every racer pass
+    the check, every round. Threads line up like that only by luck.
+    """
+    handle = dw_store.inner
+    if not isinstance(handle, AsyncStoreAdapter):
+        pytest.skip(f"store {dw_spec.name} is not async (its methods are plain def); the "
+                    "thread races above cover it")
+    for round_no in range(ROUNDS):
+        key = f"{dw_store.prefix}/loop-race/{round_no}"
+        answers = handle.race("put_if_absent", [(key, _value(i)) for i in range(RACERS)])
+        winners = [i for i, won in enumerate(answers) if won]
+        assert len(winners) == 1, (
+            f"round {round_no}: {len(winners)} of {RACERS} creates of one key, started "
+            f"together as tasks on one event loop, returned True (answers {answers}); "
+            "exactly one must. A create that awaits between checking for the key and "
+            "writing it lets every task pass the check: make the create one atomic "
+            "backend call (a conditional write), not a read followed by a write"
+        )
+        assert dw_store.get(f"loop-race/{round_no}") == _value(winners[0]), (
+            f"round {round_no}: racer {winners[0]} won, but the key holds other bytes; "
+            "the create that answers True must be the write that stays"
         )
 
 

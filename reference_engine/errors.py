@@ -22,3 +22,11 @@ class InvalidKey(StoreError, ValueError):
 
 class StoreUnavailable(StoreError):
     """The store cannot be opened or reached: unknown scheme, missing path, no hard links."""
+
+
+class MixedSyncAsyncStore(StoreUnavailable):
+    """Some of a store's methods are ``async def`` and some are not; it cannot be driven."""
+
+
+class EventLoopBlocked(StoreError):
+    """An async store ran a blocking call on its event loop while one of its calls was due."""

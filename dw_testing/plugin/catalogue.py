@@ -27,6 +27,7 @@ from typing import Any
 from dw_testing.kit.prefixed import PrefixedStore
 from dw_testing.kit.spec import CAPABILITIES, StoreSpec, UnknownCapability, check_capability_names
 from reference_engine.errors import StoreUnavailable
+from reference_engine.stores.async_adapter import adapt_if_async, adapting
 from reference_engine.stores.contract import close_store
 from reference_engine.stores.registry import (
     IMPORT_PATH,
@@ -228,7 +229,8 @@ def _enter_object(obj: object, label: str) -> Iterator[StoreSpec]:
                 )
             yield spec
         return
-    close_store(made)  # the sample call only told us what `obj` is
+    # The sample call only told us what `obj` is; adapting it refuses a mixed store now.
+    close_store(adapt_if_async(made, label=label))
     declared = getattr(obj, "capabilities", {}) or {}
     yield StoreSpec(factory=obj, uri=label if IMPORT_PATH.match(label) else None,
                     capabilities=dict(declared), name=label)
@@ -353,7 +355,10 @@ class EnteredStores:
         if entry.name not in self._specs:
             spec = self._stack.enter_context(entry.open())
             merged = {**spec.capabilities, **entry.overrides}
-            self._specs[entry.name] = replace(spec, name=entry.name, capabilities=merged)
+            # Handles of an async store (methods `async def`) are driven on a loop of their own.
+            self._specs[entry.name] = replace(
+                spec, name=entry.name, capabilities=merged,
+                factory=adapting(spec.factory, label=entry.name))
             self._entries[entry.name] = entry
         return self._specs[entry.name]
 

@@ -300,6 +300,10 @@ ENGINE_UNKILLABLE_STORE_MUTANTS: Mapping[str, str] = {
     "accepts_traversal_keys": "the engine refuses unusable run ids before any I/O and "
     "builds every other key from UUIDs and zero-padded numbers, so it never asks for a "
     "traversal key",
+    "async_check_then_write_create": "the engine's racing creates come from separate "
+    "handles (threads, processes), and every handle has its own event loop in its own "
+    "thread, which the mutant's thread lock keeps apart; only creates racing as tasks on "
+    "one loop pass its check together",
 }
 
 def variant_named(name: str) -> EngineVariant:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from urllib.parse import SplitResult, urlsplit
 
 from reference_engine.errors import StoreUnavailable
+from reference_engine.stores.async_adapter import adapt_if_async
 from reference_engine.stores.contract import ControlPlaneStore, close_store
 
 ENTRY_POINT_GROUP = "dw_testing.stores"
@@ -158,7 +159,7 @@ def open_from_factory(obj: Any, label: str) -> ControlPlaneStore:
             f"pytest --dw-store={label}",
             op="open",
         )
-    return made  # type: ignore[no-any-return]
+    return adapt_if_async(made, label=label)  # type: ignore[no-any-return]
 
 
 def open_store(uri: str | None = None) -> ControlPlaneStore:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 
 from dw_testing.selftest.mutants.base import CorrectStore, Provider, memory_provider
+from dw_testing.selftest.mutants.coroutines import AsyncCheckThenWriteCreate
 from dw_testing.selftest.mutants.create import (
     CheckThenWriteCreate,
     ConflictReportedAsExists,
@@ -60,6 +61,9 @@ direct_children_list = memory_provider("direct_children_list", DirectChildrenLis
 unsorted_list = memory_provider("unsorted_list", UnsortedList)
 case_folded_keys = memory_provider("case_folded_keys", CaseFoldedKeys)
 accepts_traversal_keys = memory_provider("accepts_traversal_keys", AcceptsTraversalKeys)
+async_check_then_write_create = memory_provider(
+    "async_check_then_write_create", AsyncCheckThenWriteCreate
+)
 
 # (name, the class carrying the defect, SPEC §6.6 section) in the order of the SPEC.
 _STORE_DEFECTS: tuple[tuple[str, type, str], ...] = (
@@ -72,6 +76,7 @@ _STORE_DEFECTS: tuple[tuple[str, type, str], ...] = (
     ("false_to_winner", FalseToWinner, "Create"),
     ("conflict_reported_as_exists", ConflictReportedAsExists, "Create"),
     ("false_during_concurrent_delete", FalseDuringConcurrentDelete, "Create"),
+    ("async_check_then_write_create", AsyncCheckThenWriteCreate, "Create"),
     ("unshared_handles", UnsharedHandles, "Read and write"),
     ("stale_cache_after_create", StaleCacheAfterCreate, "Read and write"),
     ("torn_put", TornPut, "Read and write"),
@@ -107,6 +112,7 @@ __all__ = [
     "MutantLevel",
     "Provider",
     "accepts_traversal_keys",
+    "async_check_then_write_create",
     "case_folded_keys",
     "check_then_write_create",
     "conflict_reported_as_exists",

@@ -100,12 +100,14 @@ class CorrectStore:
 
 def memory_provider(
     name: str,
-    store_class: type[CorrectStore],
+    store_class: Callable[[Backing], object],
     *,
     shared: bool = True,
     capabilities: Mapping[str, bool] = MEMORY_CAPABILITIES,
 ) -> Provider:
     """A provider whose factory hands out ``store_class`` handles on one fresh backing.
+
+    ``store_class`` may be an async store: the plugin adapts its handles, as it would a user's.
 
     ``shared=False`` gives every handle its own backing (the unshared-handles defect).
     """
@@ -114,7 +116,7 @@ def memory_provider(
     def provide() -> Iterator[StoreSpec]:
         backing = Backing()
 
-        def factory() -> CorrectStore:
+        def factory() -> object:
             return store_class(backing if shared else Backing())
 
         yield StoreSpec(factory=factory, uri=None, capabilities=dict(capabilities), name=name)
