@@ -32,8 +32,8 @@ from conformance.engine_support import (
 )
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.gates import GatedStore
+from dw_testing.kit.procs import DwChildTarget
 from dw_testing.kit.together import run_together
-from dw_testing.plugin.catalogue import DwChildTarget
 from dw_testing.plugin.engine_fixtures import MakeEngine
 from reference_engine.engine import Engine
 from reference_engine.records import keys

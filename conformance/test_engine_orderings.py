@@ -37,7 +37,7 @@ from conformance.engine_support import (
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash
 from dw_testing.kit.gates import GatedStore
-from dw_testing.plugin.catalogue import DwChildTarget
+from dw_testing.kit.procs import DwChildTarget
 from dw_testing.plugin.engine_fixtures import MakeEngine
 from reference_engine.records import keys
 from reference_engine.records.run_store import revision_numbers

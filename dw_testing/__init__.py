@@ -1,12 +1,20 @@
-"""The dw-testing kit: store specs, wrappers that order and break calls, and the fake clock."""
+"""The dw-testing kit: store specs, wrappers that order and break calls, and the fake clock.
+
+Everything here imports without pytest. ``conformance_test`` (a pytest marker helper) is
+loaded from the plugin on first use.
+"""
+
+from typing import Any
 
 from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.doubles import NoCreateStore
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash
 from dw_testing.kit.gates import GatedStore, GateTimeout
 from dw_testing.kit.prefixed import PrefixedStore
+from dw_testing.kit.procs import DwChildTarget
 from dw_testing.kit.spec import StoreSpec
-from dw_testing.plugin.capabilities import conformance_test
-from dw_testing.plugin.catalogue import DwChildTarget
+from dw_testing.kit.together import run_together
+from dw_testing.kit.wrappers import StoreWrapper
 
 __all__ = [
     "DwChildTarget",
@@ -14,8 +22,19 @@ __all__ = [
     "FaultyStore",
     "GateTimeout",
     "GatedStore",
+    "NoCreateStore",
     "PrefixedStore",
     "SimulatedCrash",
     "StoreSpec",
+    "StoreWrapper",
     "conformance_test",
+    "run_together",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "conformance_test":
+        from dw_testing.plugin.capabilities import conformance_test
+
+        return conformance_test
+    raise AttributeError(f"module 'dw_testing' has no attribute {name!r}")

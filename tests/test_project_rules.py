@@ -142,3 +142,15 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_second() -> None:
     assert first_prose.strip() == "# dw-testing", "nothing may stand before the two commands"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert blocks[1] in ci.splitlines(), ".ci/run must run README command 2 verbatim"
+
+
+def test_importing_the_kit_needs_no_test_runner() -> None:
+    """``import dw_testing`` works with only the base install: no pytest, no Hypothesis."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, dw_testing; "
+             "print(sorted(m for m in ('pytest', 'hypothesis', 'packaging') if m in sys.modules))")
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           check=True, cwd=ROOT).stdout.strip()
+    assert found == "[]", f"import dw_testing pulled in {found}; import them lazily"

@@ -18,7 +18,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+from dw_testing.kit.prefixed import PrefixedStore
+from reference_engine.stores.registry import open_store
 
 READY = "ready"
 GO = "go"
@@ -33,6 +37,18 @@ class ChildTarget(Protocol):
 
     @property
     def prefix(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class DwChildTarget:
+    """What a child process needs to open the same corner of the store as the test."""
+
+    uri: str
+    prefix: str
+
+    def open(self) -> PrefixedStore:
+        """``PrefixedStore(open_store(uri), prefix)``: a fresh handle, in any process."""
+        return PrefixedStore(open_store(self.uri), self.prefix)
 
 
 class ChildFailed(RuntimeError):

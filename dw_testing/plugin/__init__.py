@@ -16,9 +16,10 @@ import os
 
 import pytest
 
+from dw_testing.kit.procs import DwChildTarget
 from dw_testing.plugin import hookspecs
 from dw_testing.plugin.capabilities import conformance_test
-from dw_testing.plugin.catalogue import CatalogueError, DwChildTarget, describe_known
+from dw_testing.plugin.catalogue import CatalogueError, describe_known
 from dw_testing.plugin.deviations import DeviationError
 from dw_testing.plugin.options import MARKERS, add_options
 from dw_testing.plugin.session import PLUGIN_NAME, DwSession, add_suite

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from dw_testing.kit.prefixed import PrefixedStore
 from dw_testing.kit.spec import CAPABILITIES, StoreSpec, UnknownCapability, check_capability_names
 from reference_engine.errors import StoreUnavailable
 from reference_engine.stores.async_adapter import adapt_if_async, adapting
@@ -61,18 +60,6 @@ BUILTIN_DESCRIPTIONS: Mapping[str, str] = {
 
 class CatalogueError(ValueError):
     """A ``--dw-store`` value or a ``[tool.dw-testing]`` entry that cannot be used."""
-
-
-@dataclass(frozen=True)
-class DwChildTarget:
-    """What a child process needs to open the same corner of the store as the test."""
-
-    uri: str
-    prefix: str
-
-    def open(self) -> PrefixedStore:
-        """``PrefixedStore(open_store(uri), prefix)``: a fresh handle, in any process."""
-        return PrefixedStore(open_store(self.uri), self.prefix)
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ import pytest
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.prefixed import PrefixedStore
+from dw_testing.kit.procs import DwChildTarget
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin import capabilities as caps_mod
-from dw_testing.plugin.catalogue import DwChildTarget
 from dw_testing.plugin.session import STORE_FIXTURE, close_quietly, dw_session
 
 

@@ -188,7 +188,7 @@ def test_the_file_store_gives_a_child_process_the_same_prefix(
         @pytest.mark.dw_requires("cross_process")
         def test_child_writes(dw_store, dw_child_target):
             code = (
-                "from dw_testing.plugin.catalogue import DwChildTarget; import sys; "
+                "from dw_testing.kit.procs import DwChildTarget; import sys; "
                 "DwChildTarget(sys.argv[1], sys.argv[2]).open().put('from-child', b'hi')"
             )
             subprocess.run([sys.executable, "-c", code, dw_child_target.uri,
