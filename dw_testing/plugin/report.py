@@ -268,6 +268,12 @@ def markdown(report: Mapping[str, Any]) -> str:
         lines += ["", "## Leftover keys", ""]
         lines += [f"- {store}: {count} `dwc-` key(s) left behind" for store, count in
                   leftovers.items()]
+    kill = report.get("kill_matrix")
+    if kill:
+        lines += ["", "## Kill matrix", ""]
+        lines += [f"- `{m['name']}` ({m['level']}): " + (
+            f"killed by {len(m['killed_by'])} test(s), first `{m['killed_by'][0]}`"
+            if m["killed_by"] else "**SURVIVED**") for m in kill["mutants"]]
     return "\n".join(lines) + "\n"
 
 

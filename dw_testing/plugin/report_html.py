@@ -69,27 +69,40 @@ def validate(report: Mapping[str, Any]) -> None:
 def render_html(report: Mapping[str, Any]) -> str:
     """The page for ``report`` (validated first); a string of UTF-8 HTML."""
     validate(report)
+    kill = report.get("kill_matrix")
+    if kill and not report["tests"]:  # the self-test: its kill grid is the result
+        return _page("dw-testing self-test report", "Self-test report",
+                     [_kill_verdict(kill, "verdict")],
+                     [_run_section(report), _kill_section(kill, verdict=False)], report)
     stores = ", ".join(report["stores"]) or "no store"
+    return _page(f"dw-testing conformance report: {stores}", "Conformance report",
+                 [_verdict(report["tests"])], [
+                     _run_section(report),
+                     _capability_section(report),
+                     _clause_section(report["tests"]),
+                     _failure_section(report["tests"]),
+                     _listed_section("deviations", "Known deviations", "XFAIL",
+                                     report["tests"], "No known deviation applied in this run."),
+                     _listed_section("skips", "Skipped tests", "SKIP", report["tests"],
+                                     "No test was skipped."),
+                     _leftover_section(report.get("leftovers", {})),
+                     _kill_section(kill),
+                 ], report)
+
+
+def _page(title: str, heading: str, header: list[str], sections: list[str],
+          report: Mapping[str, Any]) -> str:
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>dw-testing conformance report: {escape(stores)}</title>",
+        f"<title>{escape(title)}</title>",
         f"<style>{_STYLE}</style></head><body>",
-        "<header><h1>Conformance report</h1>",
-        _verdict(report["tests"]),
+        f"<header><h1>{escape(heading)}</h1>",
+        *header,
         "</header>",
-        _run_section(report),
-        _capability_section(report),
-        _clause_section(report["tests"]),
-        _failure_section(report["tests"]),
-        _listed_section("deviations", "Known deviations", "XFAIL", report["tests"],
-                        "No known deviation applied in this run."),
-        _listed_section("skips", "Skipped tests", "SKIP", report["tests"],
-                        "No test was skipped."),
-        _leftover_section(report.get("leftovers", {})),
-        _kill_section(report.get("kill_matrix")),
+        *sections,
         f'<footer class="note"><p>Report schema {report["schema"]}. Outcomes, worst first: '
         f'{" &gt; ".join(OUTCOME_ORDER)}. This page loads nothing from the network.</p>'
         "</footer></body></html>",
@@ -119,14 +132,15 @@ def _verdict(tests: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _run_section(report: Mapping[str, Any]) -> str:
-    rows = [("stores", ", ".join(report["stores"])), ("profile", str(report["profile"])),
-            ("seed", str(report["seed"]))]
+    stores = ", ".join(report["stores"]) or "the mutant stores and engine variants"
+    rows = [("stores", stores), ("profile", str(report["profile"])),
+            ("seed", "none" if report["seed"] is None else str(report["seed"]))]
     versions = report.get("versions") or {}
     if versions:
         rows.append(("versions", ", ".join(f"{k} {v}" for k, v in versions.items())))
     body = "".join(f"<dt>{escape(k)}</dt><dd><code>{escape(v)}</code></dd>" for k, v in rows)
     replay = report.get("replay")
-    command = (f"<p>Replay this run (same stores, profile and seed):</p>"
+    command = (f"<p>Replay this run:</p>"
                f'<pre id="replay"><code>{escape(str(replay))}</code></pre>' if replay else
                '<p class="note">The command that replays this run was not recorded.</p>')
     return f'<section id="run"><h2>Run</h2><dl>{body}</dl>{command}</section>'
@@ -249,7 +263,18 @@ def _leftover_section(leftovers: Mapping[str, int]) -> str:
             f"the store's delete or list may be broken.</p><ul>{items}</ul></section>")
 
 
-def _kill_section(kill: Mapping[str, Any] | None) -> str:
+def _kill_verdict(kill: Mapping[str, Any], ident: str = "") -> str:
+    mutants = list(kill["mutants"])
+    survivors = [m["name"] for m in mutants if not m["killed_by"]]
+    anchor = f' id="{ident}"' if ident else ""
+    if survivors:
+        return (f'<p class="verdict o-FAIL"{anchor}>Survived: '
+                f'{escape(", ".join(survivors))}</p>')
+    return (f'<p class="verdict o-PASS"{anchor}>Every one of the {len(mutants)} mutants '
+            "and engine variants was killed.</p>")
+
+
+def _kill_section(kill: Mapping[str, Any] | None, *, verdict: bool = True) -> str:
     if not kill:
         return ""
     tests: list[str] = list(kill["tests"])
@@ -259,20 +284,23 @@ def _kill_section(kill: Mapping[str, Any] | None) -> str:
     killed = {(m["name"], t) for m in mutants for t in m["killed_by"]}
     head = "".join(f'<th class="m" title="{escape(m["name"])}">{labels[m["name"]]} '
                    f'{escape(m["name"])}</th>' for m in mutants)
+    unkillable: Mapping[str, str] = kill.get("unkillable") or {}
     rows = []
     for test in tests:
-        cells = "".join('<td class="k" title="killed">X</td>' if (m["name"], test) in killed
-                        else '<td class="n"></td>' for m in mutants)
-        rows.append(f"<tr><th><code>{escape(test.rpartition('::')[2])}</code></th>{cells}</tr>")
+        name = escape(test.rpartition("::")[2])
+        cells = "".join(f'<td class="k" title="{name} killed {escape(m["name"])}">X</td>'
+                        if (m["name"], test) in killed else '<td class="n"></td>'
+                        for m in mutants)
+        why = unkillable.get(test)
+        note = f'<br><span class="note">unkillable: {escape(why)}</span>' if why else ""
+        rows.append(f"<tr><th><code>{name}</code>{note}</th>{cells}</tr>")
     legend = "".join(
         f"<tr><td>{labels[m['name']]}</td><td><code>{escape(m['name'])}</code></td>"
         f"<td>{escape(m['level'])}</td><td>{escape(m.get('defect') or '')}</td>"
         + (f"<td>{len(m['killed_by'])}</td>" if m["killed_by"] else
            '<td class="survived">SURVIVED</td>') + "</tr>" for m in mutants)
-    survivors = [m["name"] for m in mutants if not m["killed_by"]]
-    verdict = (f'<p class="survived">Survived: {escape(", ".join(survivors))}</p>' if survivors
-               else f"<p>Every one of the {len(mutants)} mutants and variants was killed.</p>")
-    return (f'<section id="kill-matrix"><h2>Kill matrix</h2>{verdict}'
+    said = _kill_verdict(kill) if verdict else ""
+    return (f'<section id="kill-matrix"><h2>Kill matrix</h2>{said}'
             "<p>Rows are the tests, columns the broken stores (M) and engine variants (E); "
             "X: the test failed on it, which is what it is for.</p>"
             f'<table class="grid" id="kill-grid"><thead><tr><th>test</th>{head}</tr></thead>'

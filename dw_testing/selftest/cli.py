@@ -73,10 +73,10 @@ def _run(run: SuiteRun, cwd: Path) -> int:
         return process.wait()
 
 
-def _self_test() -> int:
+def _self_test(report_path: Path | None = None) -> int:
     from dw_testing.selftest.verdict import main
 
-    return main()
+    return main() if report_path is None else main(report=report_path.resolve())
 
 
 @click.command("conformance")
@@ -90,7 +90,8 @@ def _self_test() -> int:
 @click.option("-n", "--workers", default=None, metavar="N|auto",
               help="run in parallel with pytest-xdist")
 @click.option("--self-test", is_flag=True,
-              help="run the suite against every mutant store and print the kill matrix")
+              help="run the suite against every mutant store and print the kill matrix "
+              "(with --report, also write it as a page)")
 @click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
 def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
                 seed: int | None, workers: str | None, self_test: bool,
@@ -103,7 +104,7 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
     """
     console = Console()
     if self_test:
-        sys.exit(_self_test())
+        sys.exit(_self_test(report_path))
     if not stores:
         raise click.UsageError(
             "name a store: dw conformance --store memory:// (or a name from "
