@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from cli_helpers import WAIT_FLOW, Invoke
 
-from dw_testing.clock import FakeClock
+from dw_testing.kit.clock import FakeClock
 from reference_engine.cli.timeline_view import (
     ASCII,
     BOX,
