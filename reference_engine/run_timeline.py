@@ -235,7 +235,9 @@ def build_timeline(store: Any, run_id: str) -> RunTimeline | None:
         if record.generation and (not generations or generations[-1][0] != record.generation):
             # Taken before this save and before anything it journals.
             taken = min([record.updated_at, *(at for _e, at in new if at is not None)])
-            builder.claim_taken(record.generation, taken, first=not generations)
+            # Revision 1 is the run's start; a claim first saving any later one resumed it
+            # (a legacy run's first claim, too).
+            builder.claim_taken(record.generation, taken, first=record.rev <= 1)
             generations.append((record.generation, record.updated_at))
         elif generations:
             generations[-1] = (generations[-1][0], record.updated_at)

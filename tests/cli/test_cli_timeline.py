@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from cli_helpers import WAIT_FLOW, Invoke
 
 from dw_testing.kit.clock import FakeClock
@@ -18,7 +21,12 @@ from reference_engine.cli.timeline_view import (
     glyphs_for,
     render_timeline,
 )
+from reference_engine.engine import Engine
+from reference_engine.records import keys
+from reference_engine.records.run_store import revision_numbers
 from reference_engine.run_timeline import LOST, OPEN, WON, Lane, Mark, RunTimeline
+from reference_engine.stores.memory import MemoryStore
+from reference_engine.workflows.loader import parse_workflow
 
 APPROVE = '{"approved": true}'
 TIMEOUT = 3600  # the gate flow's wait timeout
@@ -203,3 +211,45 @@ def test_the_text_column_never_shrinks_below_its_minimum() -> None:
     lines = render_timeline(small("y" * 200), glyphs=ASCII, width=10)
     clipped = next(line for line in lines if "yyy" in line)
     assert clipped.endswith("...") and len(clipped.split("  ")[-1].strip()) == MIN_TEXT
+
+
+# --- runs the engine wrote before events carried times, and pruned runs ---------------------
+
+def _engine(clock: FakeClock) -> tuple[Engine, MemoryStore]:
+    store = MemoryStore(f"timeline-{uuid.uuid4().hex}")
+    return Engine(store, clock, host="host-a", sleeper=clock.advance), store
+
+
+def test_a_legacy_run_is_placed_at_its_revision_times(clock: FakeClock) -> None:
+    engine, store = _engine(clock)
+    raw = resources.files("reference_engine").joinpath("fixtures/legacy_v1_run.json")
+    record = json.loads(raw.read_bytes())
+    store.put(keys.revision_key(record["runId"], 1), raw.read_bytes())
+    drawn = engine.timeline(record["runId"])
+    legacy_events = [m for m in drawn.marks if m.lane != "claim"]
+    assert legacy_events, "the legacy journal drew nothing"
+    assert not [m for m in drawn.marks if m.lane == "claim"]  # v1 runs had no claims
+    clock.advance(10)
+    engine.signal(record["steps"]["approval"]["wait"]["id"], '{"approved": true}')
+    engine.resume(record["runId"])
+    drawn = engine.timeline(record["runId"])
+    texts = [m.text for m in drawn.marks]
+    assert any(t.startswith("claim g1 taken by host-a") for t in texts)
+    assert "resumed under claim g1" in texts
+    assert drawn.missing_revisions == 0
+
+
+def test_pruned_revisions_are_counted_in_a_note(clock: FakeClock) -> None:
+    engine, store = _engine(clock)
+    flow = parse_workflow(yaml.safe_load(WAIT_FLOW))
+    view = engine.run(flow)
+    engine.signal(view.waits[0].wait_id, '{"approved": true}')
+    engine.resume(view.run_id)
+    numbers = revision_numbers(store, view.run_id)
+    store.delete(keys.revision_key(view.run_id, numbers[0]))
+    drawn = engine.timeline(view.run_id)
+    assert drawn.missing_revisions == 1
+    lines = render_timeline(drawn, glyphs=ASCII)
+    assert "note: 1 older revision(s) were pruned or unreadable" in "\n".join(lines)
+    # The newest revision's journal still holds every event, each at its own time.
+    assert "run started" in [m.text for m in drawn.marks]
