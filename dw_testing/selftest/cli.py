@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dw_testing.plugin.report import OUTCOME_ORDER, markdown_path
+from dw_testing.plugin.report_html import html_path
 from dw_testing.selftest.runner import SuiteRun
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 4
@@ -83,7 +84,8 @@ def _self_test(report_path: Path | None = None) -> int:
 @click.option("--store", "stores", multiple=True, metavar="URI|NAME|module:obj",
               help="store to test; repeat for several. Names: pytest --dw-stores")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="write the JSON report here (and a .md matrix beside it)")
+              default=None,
+              help="write the JSON report here (and a .md matrix and an .html page beside it)")
 @click.option("--profile", type=click.Choice(PROFILE_NAMES), default="ci", show_default=True,
               help="Hypothesis effort")
 @click.option("--seed", type=int, default=None, help="reproduce a run (its report names it)")
@@ -127,7 +129,8 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
             console.print(f"{test['outcome']} {test['nodeid']}: {test['reason']}", markup=False,
                           highlight=False, soft_wrap=True)
         if report_path:
-            console.print(f"report: {target} (matrix: {markdown_path(target)})",
+            console.print(f"report: {target} (matrix: {markdown_path(target)}, page: "
+                          f"{html_path(target)})",
                           markup=False, soft_wrap=True)
         console.print("outcomes, worst first: " + " > ".join(OUTCOME_ORDER), markup=False)
     sys.exit(exit_code(report, returncode))
