@@ -47,6 +47,7 @@ from reference_engine.records.run import (
 from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
 from reference_engine.refusals import Refusal
+from reference_engine.run_timeline import RunTimeline, build_timeline
 from reference_engine.stores.contract import ControlPlaneStore, supports_create
 from reference_engine.stores.keys import key_problem
 from reference_engine.waits.delivery import Request, deliver
@@ -327,6 +328,13 @@ class Engine:
                 "createdAt": iso(r.created_at), "updatedAt": iso(r.updated_at),
                 "inputs": dict(r.inputs), "jobs": dict(r.jobs), "steps": steps,
                 "journal": [dict(e) for e in r.journal], "legacy": r.legacy}
+
+    def timeline(self, run_id: str) -> RunTimeline:
+        """The run's history drawn from every stored revision, claim and outcome (read-only)."""
+        self._record(run_id)  # run_not_found or unreadable, as for show
+        drawn = build_timeline(self.store, run_id)
+        assert drawn is not None, "a readable newest revision makes a timeline"
+        return drawn
 
     def sweep(self) -> dict[str, int]:
         return sweep(self.store, self.clock.now()).to_json()

@@ -211,7 +211,7 @@ class Executor:
     def _set_job(self, name: str, status: str, event: dict[str, Any] | None = None) -> None:
         def change(r: RunRecord) -> RunRecord:
             r = r.with_job(name, status)
-            return r.with_event(journal_event(event)) if event else r
+            return r.with_event(journal_event({**event, "at": self.clock.now()})) if event else r
         self.update(change)
 
     def _run_job(self, job: Job) -> None:
@@ -271,7 +271,8 @@ class Executor:
     def _finish(self, job: Job, name: str, status: str, output: Any, error: str | None) -> str:
         if error:  # an exception's text may quote a credential; the journal rule applies
             error = str(filter_event({"error": error}, bypass=False)["error"])
-        event = {"type": "step_finished", "job": job.name, "step": name, "status": status}
+        event = {"type": "step_finished", "job": job.name, "step": name, "status": status,
+                 "at": self.clock.now()}
         if error:
             event["error"] = error
 
@@ -368,7 +369,8 @@ class Executor:
         except (RegistrationTooLarge, ValueError) as exc:
             return self._finish(job, name, FAILED, None, str(exc))
         ref = WaitRef(wait_id, dict(registered.schema), registered.deadline)
-        event = {"type": "wait_opened", "job": job.name, "step": name, "waitId": wait_id}
+        event = {"type": "wait_opened", "job": job.name, "step": name, "waitId": wait_id,
+                 "at": now}
 
         def change(r: RunRecord) -> RunRecord:
             return r.with_step(name, StepRecord(job.name, WAITING, None, None, ref)).with_event(
@@ -408,7 +410,7 @@ def apply_outcomes(store: Any, record: RunRecord, now: float, *,
         facts = WaitFacts.of(ref.id, record.run_id, record.workflow, ref.deadline, reg_raw)
         decoded = outcome_at(store, facts, now)
         if isinstance(decoded, Unreadable) or isinstance(reg, Unreadable):
-            updated = fail_wait(updated, name, step, "wait_unreadable")
+            updated = fail_wait(updated, name, step, "wait_unreadable", at=now)
             continue
         if not isinstance(decoded, Found):
             open_steps.append((name, step))
@@ -416,34 +418,46 @@ def apply_outcomes(store: Any, record: RunRecord, now: float, *,
         outcome = decoded.record
         expected_fp = fingerprint(reg_raw) if reg_raw is not None else ""
         if outcome.fingerprint != expected_fp:
-            updated = fail_wait(updated, name, step, "wait_unreadable")
+            updated = fail_wait(updated, name, step, "wait_unreadable", at=now)
             continue
         if outcome.kind == ACCEPTED:
             try:
                 validate_payload(outcome.payload, schema)
             except PayloadError:
-                updated = fail_wait(updated, name, step, "wait_unreadable")
+                updated = fail_wait(updated, name, step, "wait_unreadable", at=now)
                 continue
             assert outcome.receipt is not None
             event = {"type": "answer_applied", "job": step.job, "step": name,
                      "waitId": ref.id, "receiptId": outcome.receipt.id,
-                     "payload": outcome.payload}
+                     "payload": outcome.payload, "at": now, **outcome_facts(outcome)}
             bypass = not outcome.receipt.secret_detection
             updated = updated.with_step(name, replace(
                 step, status=SUCCEEDED, output=step_output_for_signal(outcome), error=None,
             )).with_event(journal_event(event, bypass=bypass))
             applied += 1
         elif outcome.kind == TIMED_OUT:
-            updated = fail_wait(updated, name, step, "wait_timeout")
+            updated = fail_wait(updated, name, step, "wait_timeout", at=now, outcome=outcome)
         elif outcome.kind == CANCELLED:
-            updated = fail_wait(updated, name, step, "cancelled")
+            updated = fail_wait(updated, name, step, "cancelled", at=now, outcome=outcome)
     if open_steps and strict:
         raise OpenWaits(open_steps)
     jobs = {j: (RUNNING if s == JOB_WAITING else s) for j, s in updated.jobs.items()}
     return replace(updated, jobs=jobs, status=RUNNING), applied
 
 
-def fail_wait(record: RunRecord, name: str, step: StepRecord, error: str) -> RunRecord:
-    event = {"type": "wait_failed", "job": step.job, "step": name, "error": error}
+def outcome_facts(outcome: Outcome) -> dict[str, Any]:
+    """What a journal event keeps of the outcome it applied: which kind won the wait and
+    when it was written, so ``dw show --timeline`` can draw the race after cleanup."""
+    return {"outcome": outcome.kind, "settledAt": outcome.settled_at}
+
+
+def fail_wait(record: RunRecord, name: str, step: StepRecord, error: str, *,
+              at: float | None = None, outcome: Outcome | None = None) -> RunRecord:
+    event: dict[str, Any] = {"type": "wait_failed", "job": step.job, "step": name,
+                             "error": error}
+    if at is not None:
+        event["at"] = at
+    if outcome is not None:
+        event.update(outcome_facts(outcome))
     return record.with_step(name, replace(step, status=FAILED, error=error)).with_event(
         journal_event(event))

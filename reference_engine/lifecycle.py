@@ -87,10 +87,12 @@ def end_run(store: Any, record: RunRecord, status: str, now: float, save: Saver,
         assert step.wait is not None
         stored = settle_cancelled(store, _facts(store, record, step.wait.id,
                                                 step.wait.deadline), now)
-        if isinstance(stored, Found) and stored.record.kind == ACCEPTED:
-            step = replace(step, output=step_output_for_signal(stored.record))
-        final = fail_wait(final.with_step(name, step), name, step, "cancelled")
-    final = replace(final, status=status).with_event(journal_event(event))
+        won = stored.record if isinstance(stored, Found) else None
+        if won is not None and won.kind == ACCEPTED:
+            step = replace(step, output=step_output_for_signal(won))
+        final = fail_wait(final.with_step(name, step), name, step, "cancelled", at=now,
+                          outcome=won)
+    final = replace(final, status=status).with_event(journal_event({**event, "at": now}))
     saved = save(final)
     # 3. registrations, then 4. outcomes.
     finish_cleanup(store, saved)

@@ -8,6 +8,7 @@ MARKERS = (
     "dw_store_contract: a conformance test of the store alone (SPEC section 2)",
     "dw_engine: a conformance test of the reference engine's wait lifecycle on the store",
     "dw_requires(*capabilities): skip unless the store under test declares every capability",
+    "dw_clause(*ids): the clauses of docs/contract.md this test checks (shown in the report)",
 )
 PROFILE_NAMES = ("quick", "ci", "thorough")
 
@@ -28,7 +29,8 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--dw-seed", type=int, default=None, dest="dw_seed",
                     help="seed Hypothesis and the suite's randomness to reproduce a run")
     group.addoption("--dw-report", default=None, dest="dw_report", metavar="PATH",
-                    help="write the JSON report to PATH and a Markdown matrix beside it")
+                    help="write the JSON report to PATH, and a Markdown matrix and an HTML "
+                    "page beside it")
     group.addoption("--dw-allow-unknown", action="store_true", dest="dw_allow_unknown",
                     help="do not fail the run when a history check ran out of budget "
                     "(UNKNOWN); it is reported as skipped")

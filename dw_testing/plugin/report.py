@@ -1,30 +1,39 @@
-"""The conformance report: JSON for machines and a Markdown capability matrix beside it.
+"""The conformance report: JSON for machines, a Markdown matrix and an HTML page beside it.
 
 Shape (``schema`` 1)::
 
     {"schema": 1, "store": "memory" | ["memory", "file"], "stores": [...],
      "profile": "ci", "seed": 123,
-     "tests": [{"nodeid", "store", "capability", "outcome", "reason"}],
+     "tests": [{"nodeid", "store", "capability", "outcome", "reason",
+                "clauses"?, "message"?, "history"?}],
      "capabilities": {name: {"outcome", "failing": [nodeid, ...]}},
      "by_store": {store: {name: {"outcome", "failing": [...]}}},
-     "leftovers": {store: count}}
+     "leftovers": {store: count},
+     "versions"?: {package: version}, "replay"?: "python -m pytest ...",
+     "kill_matrix"?: {"tests": [...], "mutants": [{"name", "level", "defect", "killed_by"}]}}
 
 ``store`` is the single store's name, or the list of names when several ran; ``stores`` is
 always the list. ``capabilities`` folds every store together (worst wins); ``by_store``
-keeps them apart. ``failing`` lists the FAIL and UNKNOWN tests.
+keeps them apart. ``failing`` lists the FAIL and UNKNOWN tests. A test's ``clauses`` are
+the contract clause ids it checks; a failing test keeps its whole ``message`` and, for a
+history violation, ``history`` (the calls cut to a window around the violation). The HTML
+page is drawn from this same dict after it is validated against :data:`REPORT_SCHEMA`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 # Worst first: a capability takes the worst outcome among its tests.
 OUTCOME_ORDER = ("FAIL", "UNKNOWN", "PASS", "XFAIL", "SKIP")
 SCHEMA_VERSION = 1
+FAILED = ("FAIL", "UNKNOWN")
+MAX_MESSAGE_CHARS = 8000  # a failure's message in the report; the log keeps the rest
+HISTORY_WINDOW = 200  # at most this many calls of a violation travel in the report
 
 REPORT_SCHEMA: Mapping[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -44,17 +53,65 @@ REPORT_SCHEMA: Mapping[str, Any] = {
                 "capability": {"type": "string"},
                 "outcome": {"enum": list(OUTCOME_ORDER)},
                 "reason": {"type": "string"},
+                "clauses": {"type": "array", "items": {"type": "string"}},
+                "message": {"type": "string", "maxLength": MAX_MESSAGE_CHARS},
+                "history": {"$ref": "#/$defs/history"},
             },
         }},
         "capabilities": {"$ref": "#/$defs/matrix"},
         "by_store": {"type": "object", "additionalProperties": {"$ref": "#/$defs/matrix"}},
         "leftovers": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "versions": {"type": "object", "additionalProperties": {"type": "string"}},
+        "replay": {"type": ["string", "null"]},
+        "kill_matrix": {"$ref": "#/$defs/kill_matrix"},
     },
-    "$defs": {"matrix": {"type": "object", "additionalProperties": {
-        "type": "object", "required": ["outcome", "failing"],
-        "properties": {"outcome": {"enum": list(OUTCOME_ORDER)},
-                       "failing": {"type": "array", "items": {"type": "string"}}},
-    }}},
+    "$defs": {
+        "matrix": {"type": "object", "additionalProperties": {
+            "type": "object", "required": ["outcome", "failing"],
+            "properties": {"outcome": {"enum": list(OUTCOME_ORDER)},
+                           "failing": {"type": "array", "items": {"type": "string"}}},
+        }},
+        # HistoryViolation.to_json(), cut to HISTORY_WINDOW calls.
+        "history": {
+            "type": "object",
+            "required": ["key", "key_calls", "ops", "marked", "left_out", "message"],
+            "properties": {
+                "key": {"type": ["string", "null"]},
+                "key_calls": {"type": "integer", "minimum": 0},
+                "ops": {"type": "array", "maxItems": HISTORY_WINDOW, "items": {
+                    "type": "object",
+                    "required": ["process", "op", "key", "call", "ret"],
+                    "properties": {
+                        "process": {"type": "string"},
+                        "op": {"enum": ["put", "put_if_absent", "get", "delete"]},
+                        "key": {"type": "string"}, "call": {"type": "integer"},
+                        "ret": {"type": ["integer", "null"]},
+                        "value": {"type": ["string", "null"]},
+                        "error": {"type": ["string", "null"]},
+                    },
+                }},
+                "marked": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                "left_out": {"type": "integer", "minimum": 0},
+                "message": {"type": "string"},
+            },
+        },
+        "kill_matrix": {
+            "type": "object", "required": ["tests", "mutants"],
+            "properties": {
+                "tests": {"type": "array", "items": {"type": "string"}},
+                "mutants": {"type": "array", "items": {
+                    "type": "object", "required": ["name", "level", "killed_by"],
+                    "properties": {
+                        "name": {"type": "string"}, "level": {"enum": ["store", "engine"]},
+                        "defect": {"type": "string"},
+                        "killed_by": {"type": "array", "items": {"type": "string"}},
+                    },
+                }},
+                "unkillable": {"type": "object",
+                               "additionalProperties": {"type": "string"}},
+            },
+        },
+    },
 }
 
 
@@ -70,6 +127,28 @@ class TestResult:
     capability: str
     outcome: str
     reason: str = ""
+    clauses: list[str] = field(default_factory=list)
+    message: str = ""  # the whole failure message; kept for FAIL and UNKNOWN only
+    history: dict[str, Any] | None = None  # a history violation's calls, for its timeline
+
+    def to_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"nodeid": self.nodeid, "store": self.store,
+                                 "capability": self.capability, "outcome": self.outcome,
+                                 "reason": self.reason, "clauses": list(self.clauses)}
+        if self.outcome in FAILED:
+            if self.message:
+                entry["message"] = clip_message(self.message)
+            if self.history is not None:
+                entry["history"] = self.history
+        return entry
+
+
+def clip_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """At most ``limit`` characters; a cut says how much was left out."""
+    if len(text) <= limit:
+        return text
+    note = f"\n... ({len(text) - limit} more characters in the test log)"
+    return text[: limit - len(note)] + note
 
 
 class ReportBuilder:
@@ -80,12 +159,17 @@ class ReportBuilder:
         self.leftovers: dict[str, int] = {}
 
     def record(self, nodeid: str, store: str, capability: str, outcome: str,
-               reason: str) -> None:
+               reason: str, *, clauses: Sequence[str] = (), message: str = "",
+               history: Mapping[str, Any] | None = None) -> None:
+        """One phase's outcome; the worst phase keeps its reason, message and history."""
         known = self._results.get(nodeid)
+        kept = None if history is None else window_history(history)
         if known is None:
-            self._results[nodeid] = TestResult(nodeid, store, capability, outcome, reason)
+            self._results[nodeid] = TestResult(nodeid, store, capability, outcome, reason,
+                                               list(clauses), message, kept)
         elif OUTCOME_ORDER.index(outcome) < OUTCOME_ORDER.index(known.outcome):
             known.outcome, known.reason = outcome, reason
+            known.message, known.history = message, kept
 
     def add_leftovers(self, store: str, count: int) -> None:
         """Sum the workers' counts; -1 (the check itself failed) sticks."""
@@ -99,20 +183,45 @@ class ReportBuilder:
     def has(self, outcome: str) -> bool:
         return any(r.outcome == outcome for r in self._results.values())
 
-    def build(self, *, stores: list[str], profile: str, seed: int | None) -> dict[str, Any]:
+    def build(self, *, stores: list[str], profile: str, seed: int | None,
+              versions: Mapping[str, str] | None = None,
+              replay: str | None = None) -> dict[str, Any]:
         results = self.results
         by_store = {store: matrix(r for r in results if r.store == store) for store in stores}
-        return {
+        built: dict[str, Any] = {
             "schema": SCHEMA_VERSION,
             "store": stores[0] if len(stores) == 1 else list(stores),
             "stores": list(stores),
             "profile": profile,
             "seed": seed,
-            "tests": [r.__dict__.copy() for r in results],
+            "tests": [r.to_json() for r in results],
             "capabilities": matrix(results),
             "by_store": by_store,
             "leftovers": dict(self.leftovers),
         }
+        if versions is not None:
+            built["versions"] = dict(versions)
+        if replay is not None:
+            built["replay"] = replay
+        return built
+
+
+def window_history(history: Mapping[str, Any], limit: int = HISTORY_WINDOW) -> dict[str, Any]:
+    """A ``HistoryViolation.to_json()`` dict cut to at most ``limit`` calls: the marked
+    calls and those nearest them in time, as the timeline draws them; ``left_out`` counts
+    the rest, so a 10,000-call history keeps the report small."""
+    ops = list(history.get("ops") or [])
+    if len(ops) <= limit:
+        return dict(history)
+    from dw_testing.history.events import Operation
+    from dw_testing.history.timeline import cut_window
+
+    marked = [int(i) for i in history.get("marked") or []]
+    cut = cut_window([Operation.from_json(op) for op in ops], marked, limit)
+    position = {index: shown for shown, index in enumerate(cut.shown)}
+    return {**history, "ops": [ops[i] for i in cut.shown],
+            "marked": [position[i] for i in marked if i in position],
+            "left_out": int(history.get("left_out") or 0) + len(ops) - len(cut.shown)}
 
 
 def matrix(results: Iterable[TestResult]) -> dict[str, dict[str, Any]]:
@@ -159,6 +268,12 @@ def markdown(report: Mapping[str, Any]) -> str:
         lines += ["", "## Leftover keys", ""]
         lines += [f"- {store}: {count} `dwc-` key(s) left behind" for store, count in
                   leftovers.items()]
+    kill = report.get("kill_matrix")
+    if kill:
+        lines += ["", "## Kill matrix", ""]
+        lines += [f"- `{m['name']}` ({m['level']}): " + (
+            f"killed by {len(m['killed_by'])} test(s), first `{m['killed_by'][0]}`"
+            if m["killed_by"] else "**SURVIVED**") for m in kill["mutants"]]
     return "\n".join(lines) + "\n"
 
 
@@ -168,9 +283,15 @@ def markdown_path(path: Path) -> Path:
 
 
 def write(report: Mapping[str, Any], path: Path) -> Path:
-    """Write ``path`` (JSON) and ``path`` with suffix ``.md``; returns the Markdown path."""
+    """Write ``path`` (JSON), the Markdown matrix and the HTML page beside it; returns the
+    Markdown path. The page is drawn first, so a report that breaks its schema writes
+    nothing at all."""
+    from dw_testing.plugin.report_html import html_path, render_html
+
+    page = render_html(report)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     md_path = markdown_path(path)
     md_path.write_text(markdown(report), encoding="utf-8")
+    html_path(path).write_text(page, encoding="utf-8")
     return md_path

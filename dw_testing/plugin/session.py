@@ -20,6 +20,7 @@ import pytest
 from dw_testing.kit.prefixed import PrefixedStore
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin import capabilities as caps_mod
+from dw_testing.plugin import run_facts
 from dw_testing.plugin.catalogue import (
     EnteredStores,
     StoreEntry,
@@ -167,6 +168,7 @@ class DwSession:
             store = self._store_of(item)
             item.user_properties.append(("dw_store", store))
             item.user_properties.append(("dw_capability", caps_mod.report_capability(item)))
+            item.user_properties.append(("dw_clauses", run_facts.clauses_of(item)))
             if not self.active:
                 continue
             for deviation in self._deviations_for(item, store):
@@ -204,6 +206,9 @@ class DwSession:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
+        history = None if call.excinfo is None else run_facts.history_of(call.excinfo.value)
+        if history is not None:
+            report.user_properties.append(("dw_history", history))
         if call.excinfo is not None and _is_budget_exhausted(call.excinfo.value):
             report.user_properties.append(("dw_outcome", "UNKNOWN"))
             message = _first_line(str(call.excinfo.value))
@@ -221,8 +226,12 @@ class DwSession:
         outcome, reason = _outcome(report, props)
         if outcome is None:
             return
+        history = props.get("dw_history")
         self.report.record(report.nodeid, str(props["dw_store"]),
-                           str(props.get("dw_capability", "contract")), outcome, reason)
+                           str(props.get("dw_capability", "contract")), outcome, reason,
+                           clauses=_strings(props.get("dw_clauses")),
+                           message=run_facts.failure_message(report) if report.failed else "",
+                           history=history if isinstance(history, dict) else None)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         leftovers = self.leftovers()
@@ -239,8 +248,10 @@ class DwSession:
             self.report.add_leftovers(store, count)
         path = self.config.option.dw_report
         if path:
-            built = self.report.build(stores=self.store_names(), profile=self.profile,
-                                      seed=self.seed)
+            built = self.report.build(
+                stores=self.store_names(), profile=self.profile, seed=self.seed,
+                versions=run_facts.versions(),
+                replay=run_facts.replay_command(self.config.invocation_params.args, self.seed))
             write(built, Path(path))
 
     def store_names(self) -> list[str]:
@@ -322,6 +333,10 @@ def _reason(report: pytest.TestReport) -> str:
     if crash is not None:
         return _first_line(str(crash.message))
     return _first_line(str(longrepr or ""))
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list | tuple) else []
 
 
 def _first_line(text: str, limit: int = 300) -> str:

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dw_testing.plugin.report import OUTCOME_ORDER, markdown_path
+from dw_testing.plugin.report_html import html_path
 from dw_testing.selftest.runner import SuiteRun
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 4
@@ -73,24 +74,26 @@ def _run(run: SuiteRun, cwd: Path) -> int:
         return process.wait()
 
 
-def _self_test() -> int:
+def _self_test(report_path: Path | None = None) -> int:
     from dw_testing.selftest.verdict import main
 
-    return main()
+    return main() if report_path is None else main(report=report_path.resolve())
 
 
 @click.command("conformance")
 @click.option("--store", "stores", multiple=True, metavar="URI|NAME|module:obj",
               help="store to test; repeat for several. Names: pytest --dw-stores")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="write the JSON report here (and a .md matrix beside it)")
+              default=None,
+              help="write the JSON report here (and a .md matrix and an .html page beside it)")
 @click.option("--profile", type=click.Choice(PROFILE_NAMES), default="ci", show_default=True,
               help="Hypothesis effort")
 @click.option("--seed", type=int, default=None, help="reproduce a run (its report names it)")
 @click.option("-n", "--workers", default=None, metavar="N|auto",
               help="run in parallel with pytest-xdist")
 @click.option("--self-test", is_flag=True,
-              help="run the suite against every mutant store and print the kill matrix")
+              help="run the suite against every mutant store and print the kill matrix "
+              "(with --report, also write it as a page)")
 @click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
 def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
                 seed: int | None, workers: str | None, self_test: bool,
@@ -103,7 +106,7 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
     """
     console = Console()
     if self_test:
-        sys.exit(_self_test())
+        sys.exit(_self_test(report_path))
     if not stores:
         raise click.UsageError(
             "name a store: dw conformance --store memory:// (or a name from "
@@ -126,7 +129,8 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
             console.print(f"{test['outcome']} {test['nodeid']}: {test['reason']}", markup=False,
                           highlight=False, soft_wrap=True)
         if report_path:
-            console.print(f"report: {target} (matrix: {markdown_path(target)})",
+            console.print(f"report: {target} (matrix: {markdown_path(target)}, page: "
+                          f"{html_path(target)})",
                           markup=False, soft_wrap=True)
         console.print("outcomes, worst first: " + " > ".join(OUTCOME_ORDER), markup=False)
     sys.exit(exit_code(report, returncode))

@@ -82,6 +82,11 @@ def engine_self_test(console: Any) -> int:
     except (RuntimeError, OSError) as exc:
         console.print(f"[red]the engine kill matrix could not run: {exc}[/]")
         return 1
+    return print_engine_matrix(console, matrix)
+
+
+def print_engine_matrix(console: Any, matrix: KillMatrix) -> int:
+    """Print what killed each engine variant; 1 if any survived."""
     console.print(f"engine variants: {len(matrix.mutants)} variants x {len(matrix.tests)} "
                   f"engine-level tests in {matrix.wall_seconds:.1f} s")
     for name in matrix.mutants:

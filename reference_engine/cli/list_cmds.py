@@ -69,16 +69,35 @@ def runs(store_uri: str, as_json: bool) -> None:
 
 @click.command()
 @click.argument("run_id")
+@click.option("--timeline", is_flag=True,
+              help="Draw the run as a timeline: steps, waits and their races, claims.")
 @common_options
 @click.pass_context
-def show(ctx: click.Context, run_id: str, store_uri: str, as_json: bool) -> None:
-    """Show one run: its steps and its journal."""
+def show(ctx: click.Context, run_id: str, timeline: bool, store_uri: str,
+         as_json: bool) -> None:
+    """Show one run: its steps and its journal, or with --timeline, what happened when."""
+    if timeline:
+        _show_timeline(run_id, store_uri, as_json)
+        return
     with engine_session(store_uri) as engine:
         record: Mapping[str, Any] = as_mapping(engine.show(run_id))
     if as_json:
         emit_json(record)
     else:
         render_record(record, store_flag_for(ctx, store_uri))
+
+
+def _show_timeline(run_id: str, store_uri: str, as_json: bool) -> None:
+    from reference_engine.cli.timeline_view import glyphs_for, render_timeline, terminal_width
+
+    with engine_session(store_uri) as engine:
+        drawn = engine.timeline(run_id)
+    if as_json:
+        emit_json(drawn.to_json())
+        return
+    encoding = getattr(click.get_text_stream("stdout"), "encoding", None)
+    for line in render_timeline(drawn, glyphs=glyphs_for(encoding), width=terminal_width()):
+        click.echo(line)
 
 
 @click.command()
