@@ -39,8 +39,10 @@ def clock(tmp_path: Path) -> FakeClock:
 
 @pytest.fixture
 def dw(invoke: Invoke, mem_uri: str, clock: FakeClock) -> Invoke:
+    # A wide terminal, whatever the test runner's own COLUMNS says: these tests read whole
+    # labels; the width tests set their own.
     def run(*args: str) -> Any:
-        return invoke([*args, "--store", mem_uri], env=clock.env)
+        return invoke([*args, "--store", mem_uri], env={**clock.env, "COLUMNS": "200"})
     return run
 
 
