@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dw_testing.history.events import Operation, OpName, dump_jsonl
+from dw_testing.kit.wrappers import StoreWrapper
 
 
 class HistoryLog:
@@ -40,7 +41,7 @@ class HistoryLog:
         dump_jsonl(self.operations(), path)
 
 
-class HistoryRecorder:
+class HistoryRecorder(StoreWrapper):
     """Wraps ``store`` and records put/put_if_absent/get/delete into ``log``.
 
     A call that raises is recorded as INDETERMINATE (``ret=None``) and the exception is
@@ -48,15 +49,32 @@ class HistoryRecorder:
     """
 
     def __init__(self, store: Any, *, process_id: str, log: HistoryLog | None = None) -> None:
-        self.store = store
+        super().__init__(store)
         self.process_id = process_id
         self.log = log if log is not None else HistoryLog()
-        if callable(getattr(store, "put_if_absent", None)):
-            self.put_if_absent = self._put_if_absent
+
+    @property
+    def store(self) -> Any:
+        """The wrapped store (``inner``)."""
+        return self.inner
 
     @property
     def history(self) -> list[Operation]:
         return self.log.operations()
+
+    def put(self, key: str, data: bytes) -> None:
+        self._record("put", key, bytes(data), lambda: self.inner.put(key, data))
+
+    def _put_if_absent(self, key: str, data: bytes) -> bool:
+        return bool(self._record("put_if_absent", key, bytes(data),
+                                 lambda: self.inner.put_if_absent(key, data)))
+
+    def get(self, key: str) -> bytes | None:
+        result: bytes | None = self._record("get", key, None, lambda: self.inner.get(key))
+        return result
+
+    def delete(self, key: str) -> None:
+        self._record("delete", key, None, lambda: self.inner.delete(key))
 
     def _record(self, op: OpName, key: str, value: bytes | None, call: Callable[[], Any]) -> Any:
         started = self.log.stamp()
@@ -70,26 +88,3 @@ class HistoryRecorder:
         recorded = bool(result) if op == "put_if_absent" else result if op == "get" else None
         self.log.append(Operation(self.process_id, op, key, value, recorded, started, finished))
         return result
-
-    def put(self, key: str, data: bytes) -> None:
-        self._record("put", key, bytes(data), lambda: self.store.put(key, data))
-
-    def _put_if_absent(self, key: str, data: bytes) -> bool:
-        return bool(self._record("put_if_absent", key, bytes(data),
-                                 lambda: self.store.put_if_absent(key, data)))
-
-    def get(self, key: str) -> bytes | None:
-        result: bytes | None = self._record("get", key, None, lambda: self.store.get(key))
-        return result
-
-    def delete(self, key: str) -> None:
-        self._record("delete", key, None, lambda: self.store.delete(key))
-
-    def list(self, prefix: str) -> list[str]:
-        result: list[str] = self.store.list(prefix)
-        return result
-
-    def close(self) -> None:
-        close = getattr(self.store, "close", None)
-        if callable(close):
-            close()

@@ -8,9 +8,9 @@ the window in which a non-atomic store can be caught, without sleeping anywhere.
 from __future__ import annotations
 
 import base64
+import functools
 import random
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -18,11 +18,11 @@ from typing import Any
 from dw_testing.history.events import Operation, OpName, merge_histories
 from dw_testing.history.recorder import HistoryLog, HistoryRecorder
 from dw_testing.kit.procs import ChildTarget, run_in_children
+from dw_testing.kit.together import run_together
 from reference_engine.errors import StoreError
 
 Step = tuple[OpName, str, bytes | None]
 DEFAULT_KEYS: tuple[str, ...] = ("k0", "k1", "k2")
-_START_TIMEOUT = 30.0
 
 
 def plan(seed: int | str, process_id: str, count: int, keys: Sequence[str]) -> list[Step]:
@@ -73,28 +73,12 @@ def run_threads(open_handle: Callable[[], Any], *, racers: int = 4, calls: int =
     (``dw_open_handle`` does at teardown).
     """
     log = HistoryLog()
-    handles = [open_handle() for _ in range(racers)]
-    barrier = threading.Barrier(racers)
-    failures: list[BaseException] = []
-
-    def racer(index: int) -> None:
-        recorder = HistoryRecorder(handles[index], process_id=f"t{index}", log=log)
-        steps = plan(seed, recorder.process_id, calls, keys)
-        try:
-            barrier.wait(_START_TIMEOUT)
-            execute(recorder, steps)
-        except BaseException as exc:  # surfaced in the calling thread below
-            failures.append(exc)
-
-    threads = [threading.Thread(target=racer, args=(i,), name=f"dw-racer-{i}")
-               for i in range(racers)]
+    recorders = [HistoryRecorder(open_handle(), process_id=f"t{i}", log=log)
+                 for i in range(racers)]
+    racing = [functools.partial(execute, recorder, plan(seed, recorder.process_id, calls, keys))
+              for recorder in recorders]
     with stressed_switching():
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    if failures:
-        raise failures[0]
+        run_together(racing)
     return log.operations()
 
 
