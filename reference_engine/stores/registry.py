@@ -2,7 +2,8 @@
 
 A reference is, in this order of precedence:
 
-1. a URI ``scheme://...`` whose scheme is built in (memory, file, sqlite, s3, gs);
+1. a URI ``scheme://...`` whose scheme is built in (memory, file, sqlite, s3, gs), or
+   ``exec:<command line>``, a child process per handle speaking ``dw-store/1``;
 2. an import path ``package.module:obj`` naming a factory (or, under pytest, a provider);
 3. a name registered in the ``dw_testing.stores`` entry-point group;
 4. anything else: a bare path, the filesystem store.
@@ -41,7 +42,8 @@ IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 NAME = re.compile(r"^[A-Za-z][\w-]*$")
 
-ReferenceKind = Literal["uri", "import_path", "entry_point", "path"]
+ReferenceKind = Literal["uri", "exec", "import_path", "entry_point", "path"]
+EXEC_PREFIX = "exec:"
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,11 @@ class StoreReference:
     @property
     def scheme(self) -> str:
         return self.text.split("://", 1)[0].lower() if self.kind == "uri" else ""
+
+    @property
+    def command(self) -> str:
+        """The command line of an ``exec:`` reference."""
+        return self.text[len(EXEC_PREFIX):] if self.kind == "exec" else ""
 
 
 def known_schemes() -> list[str]:
@@ -111,6 +118,8 @@ def registered_stores() -> dict[str, str]:
 
 def parse_reference(text: str) -> StoreReference:
     """Classify ``text`` (loading import paths and entry points); refuses an unknown scheme."""
+    if text.startswith(EXEC_PREFIX):
+        return StoreReference("exec", text, source=text)
     if URI.match(text):
         scheme = text.split("://", 1)[0].lower()
         if scheme not in _SCHEMES:
@@ -163,8 +172,17 @@ def open_from_factory(obj: Any, label: str) -> ControlPlaneStore:
 
 
 def open_store(uri: str | None = None) -> ControlPlaneStore:
-    """Open a new handle. ``None`` or ``""`` opens the default store, ``./.dw``."""
+    """Open a new handle. ``None`` or ``""`` opens the default store, ``./.dw``.
+
+    ``exec:<command line>`` starts the command for this handle and talks ``dw-store/1``
+    to it (``docs/store-protocol.md``).
+    """
     reference = parse_reference(uri or DEFAULT_STORE)
+    if reference.kind == "exec":
+        # Imported only when used: it brings threads and subprocess handling.
+        from reference_engine.stores.exec.client import open_exec
+
+        return open_exec(reference.command)
     if reference.kind == "uri":
         opener: Callable[[SplitResult], ControlPlaneStore] = load_object(
             _SCHEMES[reference.scheme])

@@ -1,0 +1,24 @@
+"""Stores in another process, in any language, over the ``dw-store/1`` JSON-lines protocol.
+
+``open_store("exec:<command line>")`` starts the command for each handle (see
+``docs/store-protocol.md``); :mod:`.child` serves any Python store that way and
+``shim/dw_store_shim.js`` serves a TypeScript or JavaScript one.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+EXEC_PREFIX = "exec:"
+SHIM_FILE = "dw_store_shim.js"
+
+
+def shim_path() -> Path:
+    """Where the installed TypeScript/JavaScript shim lives."""
+    return Path(str(files(__name__).joinpath("shim", SHIM_FILE)))
+
+
+def schema_dir() -> Path:
+    """The directory of the protocol's JSON Schemas (package data)."""
+    return Path(str(files(__name__).joinpath("schemas")))

@@ -1,0 +1,172 @@
+"""Serve any store reference as a ``dw-store/1`` child: one process, one handle.
+
+    python -m reference_engine.stores.exec.child memory://
+    python -m reference_engine.stores.exec.child file:///tmp/dw --capability large_values=false
+
+Requests run on a small thread pool, so replies may come back out of order and a slow call
+does not hold up the others, as the protocol allows. ``close`` (or the end of stdin) waits
+for the calls in flight, closes the store and exits 0. Diagnostics go to stderr only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO, Any
+
+from reference_engine.stores.contract import close_store, supports_create
+from reference_engine.stores.exec.protocol import (
+    Handshake,
+    ProtocolViolation,
+    Reply,
+    Request,
+    error_kind,
+)
+
+# What the suite cannot guess from a reference served by another process.
+_SCHEME_CAPABILITIES: dict[str, dict[str, bool]] = {
+    # memory:// lives in this process alone: a second child is a second, empty store.
+    "memory": {"cross_handle": False, "cross_process": False, "durable_reopen": False},
+    "file": {"cross_handle": True, "cross_process": True, "durable_reopen": True},
+    "sqlite": {"cross_handle": True, "cross_process": True, "durable_reopen": True},
+}
+_IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+def scheme_of(reference: str) -> str:
+    """``memory`` for ``memory://x``; ``file`` for a bare path; ``factory`` for an import path."""
+    if "://" in reference:
+        return reference.split("://", 1)[0].lower()
+    return "factory" if _IMPORT_PATH.match(reference) else "file"
+
+
+def default_capabilities(reference: str) -> dict[str, bool]:
+    """What the suite should assume of a reference served from a child process.
+
+    A factory's own ``.capabilities`` are read when it is opened (see :func:`main`); by
+    default it is taken to reach one shared backing store, like a file or a database.
+    """
+    scheme = scheme_of(reference)
+    return dict(_SCHEME_CAPABILITIES.get("file" if scheme == "factory" else scheme, {}))
+
+
+def declared_capabilities(reference: str) -> dict[str, bool]:
+    """A factory's own ``.capabilities`` (import paths only), as a Python run would read them."""
+    if scheme_of(reference) != "factory":
+        return {}
+    from reference_engine.stores.registry import load_object
+
+    declared = getattr(load_object(reference), "capabilities", None) or {}
+    return {str(k): bool(v) for k, v in dict(declared).items()}
+
+
+def parse_capability(text: str) -> tuple[str, bool]:
+    name, sep, value = text.partition("=")
+    flags = {"true": True, "1": True, "false": False, "0": False}
+    if not sep or not name or value.lower() not in flags:
+        raise argparse.ArgumentTypeError(
+            f"--capability takes NAME=true or NAME=false, e.g. cross_process=true; got {text!r}")
+    return name, flags[value.lower()]
+
+
+class Server:
+    """Reads requests from ``inp``, runs them on ``store``, writes replies to ``out``."""
+
+    def __init__(self, store: Any, out: IO[bytes], *, workers: int = 8) -> None:
+        self.store = store
+        self.out = out
+        self._write_lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dw-child")
+
+    def send(self, line: str) -> None:
+        data = line.encode("utf-8") + b"\n"
+        with self._write_lock:
+            self.out.write(data)
+            self.out.flush()
+
+    def answer(self, request: Request) -> None:
+        try:
+            result = self._run(request)
+        except Exception as exc:
+            reply = Reply(id=request.id, error_kind=error_kind(exc),
+                          error_message=str(exc) or type(exc).__name__)
+        else:
+            reply = Reply(id=request.id, result=result)
+        self.send(reply.encode())
+
+    def _run(self, request: Request) -> Any:
+        store, op = self.store, request.op
+        if op == "put":
+            store.put(request.key, request.data)
+            return None
+        if op == "put_if_absent":
+            if not supports_create(store):
+                raise NotImplementedError("this store offers no put_if_absent")
+            return bool(store.put_if_absent(request.key, request.data))
+        if op == "get":
+            return store.get(request.key)
+        if op == "delete":
+            store.delete(request.key)
+            return None
+        return list(store.list(request.prefix))
+
+    def serve(self, inp: IO[bytes]) -> int:
+        """Answer until ``close`` or the end of ``inp``; the exit code."""
+        for raw in iter(inp.readline, b""):
+            try:
+                request = Request.decode(raw)
+            except ProtocolViolation as exc:
+                print(f"dw-store child: bad request line ({exc}); stopping", file=sys.stderr)
+                self._finish()
+                return 2
+            if request.op == "close":
+                self._finish()
+                self.send(Reply(id=request.id).encode())
+                return 0
+            self._pool.submit(self.answer, request)
+        self._finish()
+        return 0
+
+    def _finish(self) -> None:
+        self._pool.shutdown(wait=True)
+        close_store(self.store)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m reference_engine.stores.exec.child",
+        description="Serve a store reference (memory://, file:///..., sqlite:///..., "
+        "package.module:factory) as a dw-store/1 child on stdin/stdout.")
+    parser.add_argument("store", help="what open_store() accepts")
+    parser.add_argument("--name", default=None, help="the store name in the handshake")
+    parser.add_argument("--capability", action="append", type=parse_capability, default=[],
+                        metavar="NAME=BOOL", help="declare or override a capability")
+    parser.add_argument("--workers", type=int, default=8, help="calls served at once")
+    args = parser.parse_args(argv)
+
+    from reference_engine.errors import StoreError
+    from reference_engine.stores.registry import open_store
+
+    try:
+        store = open_store(args.store)
+    except StoreError as exc:
+        print(f"dw-store child: cannot open {args.store!r}: {exc}", file=sys.stderr)
+        return 1
+    capabilities = {**default_capabilities(args.store), **declared_capabilities(args.store),
+                    **dict(args.capability)}
+    hello = Handshake(store=args.name or scheme_of(args.store),
+                      put_if_absent=supports_create(store), capabilities=capabilities)
+    # stdout carries protocol lines only: a store's own print() goes to the log instead.
+    protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr
+    server = Server(store, protocol_out, workers=max(1, args.workers))
+    server.send(hello.encode())
+    return server.serve(sys.stdin.buffer)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
