@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import IO, Any, Final
 
 from reference_engine.errors import StoreError, StoreUnavailable
@@ -30,6 +31,7 @@ from reference_engine.stores.exec.protocol import (
     Reply,
     Request,
 )
+from reference_engine.stores.exec.spares import SparePool, spares_from_env
 
 DEFAULT_TIMEOUT_S: Final = 60.0
 TIMEOUT_ENV: Final = "DW_EXEC_TIMEOUT"
@@ -306,19 +308,40 @@ class ExecCreatingStore(ExecStore):
         return result
 
 
-def start_child(argv: Sequence[str], *, label: str | None = None,
-                timeout: float = DEFAULT_TIMEOUT_S) -> ExecStore:
-    """Start ``argv``, read its handshake and return the handle (with put_if_absent if offered)."""
+@dataclass(frozen=True)
+class _Started:
+    """A child past its handshake, not yet wrapped in a handle."""
+
+    conn: _Connection
+    hello: Handshake
+
+    def kill(self) -> None:
+        self.conn.kill()
+
+    def handle(self) -> ExecStore:
+        return (ExecCreatingStore if self.hello.put_if_absent else ExecStore)(
+            self.conn, self.hello)
+
+
+def _start(argv: Sequence[str], label: str, timeout: float) -> _Started:
     if not argv:
         raise StoreUnavailable("exec store: empty command; write exec:<command line>, "
                                "e.g. exec:deno run -A store.ts", op="open")
-    conn = _Connection(argv, shlex.join(argv) if label is None else label, timeout)
+    conn = _Connection(argv, label, timeout)
     try:
-        hello = conn.handshake()
+        return _Started(conn, conn.handshake())
     except BaseException:
         conn.kill()
         raise
-    return (ExecCreatingStore if hello.put_if_absent else ExecStore)(conn, hello)
+
+
+def start_child(argv: Sequence[str], *, label: str | None = None,
+                timeout: float = DEFAULT_TIMEOUT_S) -> ExecStore:
+    """Start ``argv`` now, read its handshake and return the handle (no spares)."""
+    return _start(argv, shlex.join(argv) if label is None else label, timeout).handle()
+
+
+_SPARES: SparePool[_Started] = SparePool()
 
 
 def timeout_from_env() -> float:
@@ -337,11 +360,18 @@ def timeout_from_env() -> float:
 
 
 def open_exec(command_line: str, *, timeout: float | None = None) -> ExecStore:
-    """Start ``command_line`` (shell words, no shell) and return its handle."""
+    """A handle on a child running ``command_line`` (shell words, no shell).
+
+    From the second open of a command on, children are started ahead of need: see
+    :mod:`reference_engine.stores.exec.spares`.
+    """
     try:
         argv = shlex.split(command_line)
     except ValueError as exc:
         raise StoreUnavailable(f"exec store: cannot split the command line ({exc}); check "
                                "its quotes", op="open") from None
-    return start_child(argv, label=command_line.strip(),
-                       timeout=timeout_from_env() if timeout is None else timeout)
+    seconds = timeout_from_env() if timeout is None else timeout
+    label = command_line.strip()
+    key = (tuple(argv), seconds, os.getcwd())
+    started = _SPARES.take(key, lambda: _start(argv, label, seconds), spares_from_env())
+    return started.handle()
