@@ -122,3 +122,18 @@ def rm(key: str, store_uri: str, as_json: bool) -> None:
         emit_json({"key": key, "deleted": True})
     else:
         say(f"deleted {key}")
+
+
+@store.command("shim-path")
+@click.option("--runner", is_flag=True,
+              help="print the runner instead: it serves a module's default export")
+def shim_path_cmd(runner: bool) -> None:
+    """Print where the TypeScript/JavaScript dw-store/1 shim is installed.
+
+    \b
+    Serve a store module through it under Deno (or Node.js with a .js module):
+      deno run -A "$(dw store shim-path --runner)" ./my_store.ts
+    """
+    from reference_engine.stores.exec import runner_path, shim_path
+
+    say(str(runner_path() if runner else shim_path()))

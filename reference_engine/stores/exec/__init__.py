@@ -2,7 +2,7 @@
 
 ``open_store("exec:<command line>")`` starts the command for each handle (see
 ``docs/store-protocol.md``); :mod:`.child` serves any Python store that way and
-``shim/dw_store_shim.js`` serves a TypeScript or JavaScript one.
+``shim/dw_store_shim.js`` serves a TypeScript or JavaScript one (``dw store shim-path``).
 """
 
 from __future__ import annotations
@@ -12,11 +12,17 @@ from pathlib import Path
 
 EXEC_PREFIX = "exec:"
 SHIM_FILE = "dw_store_shim.js"
+RUNNER_FILE = "dw_store_run.js"
 
 
 def shim_path() -> Path:
-    """Where the installed TypeScript/JavaScript shim lives."""
+    """Where the installed TypeScript/JavaScript shim lives (its .d.ts beside it)."""
     return Path(str(files(__name__).joinpath("shim", SHIM_FILE)))
+
+
+def runner_path() -> Path:
+    """The runner beside the shim: serves the default export of the module it is given."""
+    return Path(str(files(__name__).joinpath("shim", RUNNER_FILE)))
 
 
 def schema_dir() -> Path:

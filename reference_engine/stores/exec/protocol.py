@@ -94,7 +94,7 @@ class Request:
             message["prefix"] = self.prefix
         if self.op in DATA_OPS:
             message["data"] = base64.b64encode(self.data or b"").decode("ascii")
-        return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(message, separators=(",", ":"))
 
     @classmethod
     def decode(cls, line: bytes | str) -> Request:
@@ -133,7 +133,7 @@ class Reply:
             body = {"id": self.id, "result": base64.b64encode(self.result).decode("ascii")}
         else:
             body = {"id": self.id, "result": self.result}
-        return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(body, separators=(",", ":"))
 
     @classmethod
     def decode_raw(cls, line: bytes | str) -> tuple[int, dict[str, Any]]:
