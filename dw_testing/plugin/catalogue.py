@@ -3,10 +3,12 @@
 What is specific to pytest lives here: names from ``[tool.dw-testing.stores.NAME]`` in the
 rootdir's ``pyproject.toml`` (first), the built-in names served by session fixtures
 (``memory``, ``file``, ``sqlite``, ``moto``, ``moto-serialized``, ``fake-gcs``,
-``gcs-open-xb-example``), and providers entered once per session. Every other value (a URI, an
-import path, an entry-point name) is classified by the engine's one resolver,
+``gcs-open-xb-example``, ``exec-memory``, ``exec-file``), and providers entered once per
+session. Every other value (a URI, an ``exec:`` command, an import path, an entry-point
+name) is classified by the engine's one resolver,
 :func:`reference_engine.stores.registry.parse_reference`, and a provider is told from a factory
-by its :func:`~reference_engine.stores.registry.made_by_provider` rule.
+by its :func:`~reference_engine.stores.registry.made_by_provider` rule. An ``exec:`` store's
+capabilities are what its child announces in the ``dw-store/1`` handshake.
 
 A *factory* is a zero-argument callable returning a new handle per call, with optional
 ``.capabilities``. A *provider* is a zero-argument callable returning a context manager that
@@ -16,6 +18,8 @@ yields a ``StoreSpec``.
 from __future__ import annotations
 
 import contextlib
+import shlex
+import sys
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
@@ -28,6 +32,7 @@ from dw_testing.kit.spec import CAPABILITIES, StoreSpec, UnknownCapability, chec
 from reference_engine.errors import StoreUnavailable
 from reference_engine.stores.async_adapter import adapt_if_async, adapting
 from reference_engine.stores.contract import close_store
+from reference_engine.stores.exec import end_spares
 from reference_engine.stores.registry import (
     IMPORT_PATH,
     NAME,
@@ -55,7 +60,12 @@ BUILTIN_DESCRIPTIONS: Mapping[str, str] = {
     "moto-serialized": "S3 store on a moto server serialised by one lock",
     "fake-gcs": "GCS store (multipart creates) on fake-gcs-server",
     "gcs-open-xb-example": "a GCS store that creates through resumable uploads (a broken example)",
+    "exec-memory": "memory store served by a Python dw-store/1 child per handle (exec:)",
+    "exec-file": "filesystem store in a temporary directory, served by a Python dw-store/1 "
+                 "child per handle (exec:)",
 }
+# The Python child that serves any store reference over dw-store/1 (docs/store-protocol.md).
+EXEC_CHILD_MODULE = "reference_engine.stores.exec.child"
 
 
 class CatalogueError(ValueError):
@@ -108,12 +118,12 @@ def read_pyproject_tool(rootpath: Path | None) -> dict[str, Any]:
 def _pyproject_entry(name: str, table: object, session: str) -> StoreEntry:
     where = f"[tool.dw-testing.stores.{name}] in pyproject.toml"
     if not isinstance(table, dict):
-        raise CatalogueError(f"{where} must be a table with `obj` or `uri`")
-    unknown_keys = sorted(set(table) - {"obj", "uri", "capabilities", "description"})
+        raise CatalogueError(f"{where} must be a table with `obj`, `uri` or `exec`")
+    unknown_keys = sorted(set(table) - {"obj", "uri", "exec", "capabilities", "description"})
     if unknown_keys:
         raise CatalogueError(
             f"{where} has unknown key(s) {', '.join(unknown_keys)}; "
-            "allowed: obj, uri, capabilities, description"
+            "allowed: obj, uri, exec, capabilities, description"
         )
     capabilities = table.get("capabilities", {})
     if not isinstance(capabilities, dict):
@@ -121,9 +131,13 @@ def _pyproject_entry(name: str, table: object, session: str) -> StoreEntry:
             f"{where}: `capabilities` must be a table like {{cross_process = true}}"
         )
     _check_names(capabilities, where)
-    if ("obj" in table) == ("uri" in table):
-        raise CatalogueError(f"{where} needs exactly one of `obj = \"pkg.mod:factory\"` or `uri`")
-    target = str(table.get("obj") or table.get("uri"))
+    given = [key for key in ("obj", "uri", "exec") if key in table]
+    if len(given) != 1:
+        raise CatalogueError(
+            f"{where} needs exactly one of `obj = \"pkg.mod:factory\"`, `uri = \"...\"` or "
+            "`exec = [\"deno\", \"run\", \"-A\", \"store.ts\"]`"
+        )
+    target = _exec_reference(table["exec"], where) if "exec" in table else str(table[given[0]])
     inner = _resolve_target(target, name, session)
     return replace(
         inner,
@@ -131,6 +145,18 @@ def _pyproject_entry(name: str, table: object, session: str) -> StoreEntry:
         overrides={k: bool(v) for k, v in capabilities.items()},
         description=str(table.get("description", "")),
     )
+
+
+def _exec_reference(argv: object, where: str) -> str:
+    """``exec = ["deno", "run", "-A", "store.ts"]`` -> ``exec:deno run -A store.ts``."""
+    if not isinstance(argv, list) or not argv or not all(
+        isinstance(word, str) and word for word in argv
+    ):
+        raise CatalogueError(
+            f"{where}: `exec` must be a non-empty list of command-line words, e.g. "
+            "exec = [\"deno\", \"run\", \"-A\", \"store.ts\"]"
+        )
+    return "exec:" + shlex.join(argv)
 
 
 def _check_names(capabilities: Mapping[str, object], where: str) -> None:
@@ -167,6 +193,26 @@ def _sqlite_provider() -> Iterator[StoreSpec]:
         yield StoreSpec(factory=lambda: open_store(uri), uri=uri, name="sqlite")
 
 
+def python_child_reference(store_uri: str) -> str:
+    """``exec:`` reference of the Python child serving ``store_uri``, with this interpreter."""
+    return "exec:" + shlex.join([sys.executable, "-m", EXEC_CHILD_MODULE, store_uri])
+
+
+def _exec_memory_provider(label: str) -> Provider:
+    return _exec_provider(python_child_reference("memory://"), label)
+
+
+def _exec_file_provider(label: str) -> Provider:
+    @contextlib.contextmanager
+    def provide() -> Iterator[StoreSpec]:
+        with tempfile.TemporaryDirectory(prefix="dw-exec-file-") as root:
+            reference = python_child_reference(f"file://{root}?fsync=0")
+            with _exec_provider(reference, label)() as spec:
+                yield spec
+
+    return provide
+
+
 def _lazy_provider(import_path: str) -> Provider:
     def provide() -> AbstractContextManager[StoreSpec]:
         return _enter_object(load_object(import_path), import_path)
@@ -175,7 +221,7 @@ def _lazy_provider(import_path: str) -> Provider:
 
 
 def builtin_names() -> list[str]:
-    return ["memory", "file", "sqlite", *SERVER_PROVIDERS]
+    return ["memory", "file", "sqlite", *SERVER_PROVIDERS, "exec-memory", "exec-file"]
 
 
 def _builtin_entry(name: str, session: str) -> StoreEntry:
@@ -186,6 +232,10 @@ def _builtin_entry(name: str, session: str) -> StoreEntry:
         opener = contextlib.contextmanager(_file_provider)
     elif name == "sqlite":
         opener = contextlib.contextmanager(_sqlite_provider)
+    elif name == "exec-memory":
+        opener = _exec_memory_provider(name)
+    elif name == "exec-file":
+        opener = _exec_file_provider(name)
     else:
         opener = _lazy_provider(SERVER_PROVIDERS[name])
     return StoreEntry(name=name, source="built-in", open=opener,
@@ -234,6 +284,40 @@ def _check_object_capabilities(obj: object, label: str) -> None:
     _check_names(declared, f"store {label!r}")
 
 
+_SCRIPT_SUFFIXES = (".ts", ".tsx", ".mts", ".js", ".mjs", ".cjs", ".py")
+
+
+def exec_name(command: str) -> str:
+    """A test-id name for an ``exec:`` command: its script's stem (``fs_store``), or ``exec``."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return "exec"
+    scripts = [w for w in words if w.endswith(_SCRIPT_SUFFIXES) and not w.startswith("-")]
+    return Path(scripts[-1]).stem if scripts else "exec"
+
+
+def _exec_provider(reference: str, label: str) -> Provider:
+    """Open one handle to read the child's handshake: its capabilities join the spec."""
+
+    @contextlib.contextmanager
+    def provide() -> Iterator[StoreSpec]:
+        sample = open_store(reference)
+        try:
+            announced = dict(getattr(sample, "capabilities", {}) or {})
+        finally:
+            close_store(sample)
+        _check_names(announced, f"exec store {label!r} (its dw-store/1 handshake)")
+        try:
+            yield StoreSpec(factory=lambda: open_store(reference), uri=reference,
+                            capabilities=announced, name=label)
+        finally:
+            # Children started ahead of need would outlive the session (and its temp dirs).
+            end_spares()
+
+    return provide
+
+
 def _short_import_name(path: str) -> str:
     return path.rpartition(":")[2].rpartition(".")[2]
 
@@ -257,6 +341,9 @@ def _resolve_target(value: str, name: str | None, session: str,
             yield StoreSpec(factory=lambda: open_store(value), uri=value, name=name or scheme)
 
         return StoreEntry(name=name or scheme, source=value, open=provide)
+    if reference.kind == "exec":
+        label = name or exec_name(reference.command)
+        return StoreEntry(name=label, source=value, open=_exec_provider(value, label))
     if reference.kind in ("import_path", "entry_point"):
         obj = reference.target
         label = name or (value if reference.kind == "entry_point" else _short_import_name(value))
@@ -295,7 +382,8 @@ def describe_known(rootpath: Path | None) -> list[tuple[str, str, str]]:
     """(name, where it comes from, description) for ``--dw-stores``."""
     rows: list[tuple[str, str, str]] = []
     for name, table in read_pyproject_stores(rootpath).items():
-        target = table.get("obj") or table.get("uri") if isinstance(table, dict) else "?"
+        target = (table.get("obj") or table.get("uri") or table.get("exec")
+                  if isinstance(table, dict) else "?")
         rows.append((name, f"pyproject.toml ({target})",
                      str(table.get("description", "")) if isinstance(table, dict) else ""))
     seen = {row[0] for row in rows}

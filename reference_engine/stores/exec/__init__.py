@@ -28,3 +28,13 @@ def runner_path() -> Path:
 def schema_dir() -> Path:
     """The directory of the protocol's JSON Schemas (package data)."""
     return Path(str(files(__name__).joinpath("schemas")))
+
+
+def end_spares() -> None:
+    """End every spare child this process started ahead of need (see :mod:`.spares`).
+
+    Call it before removing what the children use, such as a store's temporary directory.
+    """
+    from reference_engine.stores.exec.client import end_spares as end
+
+    end()

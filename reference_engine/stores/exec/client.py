@@ -344,6 +344,11 @@ def start_child(argv: Sequence[str], *, label: str | None = None,
 _SPARES: SparePool[_Started] = SparePool()
 
 
+def end_spares() -> None:
+    """End every spare child started ahead of need."""
+    _SPARES.drain()
+
+
 def timeout_from_env() -> float:
     """``$DW_EXEC_TIMEOUT`` seconds, or the default; a bad value is refused."""
     raw = os.environ.get(TIMEOUT_ENV, "")
