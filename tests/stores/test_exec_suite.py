@@ -1,0 +1,110 @@
+"""The conformance suite through exec:, run as a child pytest: the Python child serving the
+built-in stores, the shim under Node.js, and broken TypeScript stores the suite must fail."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from dw_testing.selftest.runner import SuiteRun
+from reference_engine.errors import StoreError, TransientStoreError
+from reference_engine.stores.exec import runner_path, shim_path
+from reference_engine.stores.exec.client import ExecStore
+from reference_engine.stores.registry import open_store
+
+ROOT = Path(__file__).resolve().parents[2]
+JS_MEMORY = Path(__file__).with_name("js") / "memory_store.mjs"
+BROKEN = ROOT / "examples" / "typescript" / "broken"
+
+
+def run_suite(tmp_path: Path, stores: list[str], *extra: str) -> tuple[int, dict[str, str], str]:
+    """Exit code, {test id: outcome} from the junit file, and the output's tail."""
+    junit = tmp_path / "junit.xml"
+    run = SuiteRun(rootdir=tmp_path, stores=stores, report=tmp_path / "report.json",
+                   profile="quick", junit=junit, scratch=tmp_path, extra=extra)
+    done = subprocess.run(run.command(), cwd=tmp_path, env=run.environment(),
+                          capture_output=True, text=True, timeout=900, check=False)
+    outcomes: dict[str, str] = {}
+    if junit.exists():
+        for case in ET.parse(junit).getroot().iter("testcase"):
+            kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+            outcomes[case.get("name", "")] = kinds[0] if kinds else "passed"
+    return done.returncode, outcomes, "\n".join(done.stdout.splitlines()[-30:])
+
+
+def deno_binary() -> str:
+    found = shutil.which("deno")
+    if found is None:
+        pytest.skip("deno is not installed; pip install '.[test]' installs it from PyPI")
+    return found
+
+
+def test_the_suite_passes_through_python_children_serving_memory_and_file(
+    tmp_path: Path,
+) -> None:
+    code, outcomes, tail = run_suite(tmp_path, ["exec-memory", "exec-file"])
+    assert code == 0, tail
+    file_cases = {k: v for k, v in outcomes.items() if re.search(r"\[exec-file[-\]]", k)}
+    assert len(file_cases) >= 60 and set(file_cases.values()) == {"passed"}, (
+        "exec-file announces every capability, so every suite test runs and passes")
+    memory_cases = {k: v for k, v in outcomes.items() if re.search(r"\[exec-memory[-\]]", k)}
+    assert "passed" in memory_cases.values() and "failure" not in memory_cases.values()
+
+
+def test_the_shim_serves_a_javascript_store_under_node(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed; the shim's Node path cannot be checked")
+    reference = f"exec:{shlex.join([node, str(runner_path()), str(JS_MEMORY)])}"
+    store = open_store(reference)
+    try:
+        assert isinstance(store, ExecStore) and store.store_name == "memory-js"
+        assert store.put_if_absent("a/b", b"\x00\xff")  # type: ignore[attr-defined]
+        assert store.get("a/b") == b"\x00\xff"
+        with pytest.raises(TransientStoreError, match="busy on purpose"):
+            store.get("x/transient")
+        with pytest.raises(StoreError, match="boom on purpose") as caught:
+            store.get("x/boom")
+        assert type(caught.value) is StoreError, "an error of no known name is failed"
+    finally:
+        store.close()
+    code, outcomes, tail = run_suite(tmp_path, [reference], "-m", "dw_store_contract")
+    assert code == 0, tail
+    assert "passed" in outcomes.values()
+
+
+def test_the_shim_is_installed_beside_its_types_and_runner() -> None:
+    assert shim_path().is_file() and shim_path().with_suffix(".d.ts").is_file()
+    assert runner_path().parent == shim_path().parent
+    done = subprocess.run(["dw", "store", "shim-path"], capture_output=True, text=True,
+                          check=False, timeout=60)
+    assert done.returncode == 0 and Path(done.stdout.strip()).name == shim_path().name
+
+
+BROKEN_CASES = {
+    "check_then_write.ts": ("test_store_races.py", {
+        "test_threads_racing_to_create_one_key_on_one_handle_have_exactly_one_winner",
+        "test_handles_racing_to_create_one_key_have_exactly_one_winner",
+    }),
+    "name_prefix_list.ts": ("test_store_list.py", {
+        "test_list_never_returns_a_name_prefixed_sibling_or_the_prefix_key_itself",
+        "test_list_of_a_prefix_with_nothing_under_it_is_empty",
+    }),
+}
+
+
+@pytest.mark.parametrize("script", sorted(BROKEN_CASES))
+def test_the_suite_fails_broken_typescript_stores(tmp_path: Path, script: str) -> None:
+    deno = deno_binary()
+    module, must_fail = BROKEN_CASES[script]
+    reference = f"exec:{shlex.join([deno, 'run', '-A', str(BROKEN / script), str(tmp_path / 'r')])}"
+    code, outcomes, tail = run_suite(tmp_path, [reference], "-k", module.removesuffix(".py"))
+    failed = {name.split("[")[0] for name, outcome in outcomes.items() if outcome == "failure"}
+    assert code == 1, tail
+    assert must_fail <= failed, f"{script}: expected {sorted(must_fail)} among {sorted(failed)}"
