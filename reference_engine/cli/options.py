@@ -26,7 +26,8 @@ def store_option(func: F) -> F:
     return click.option(
         "--store", "store_uri", metavar="URI", envvar="DW_STORE", default=DEFAULT_STORE,
         show_default=True, show_envvar=True,
-        help="Store URI: a path, file://, sqlite://, s3://, gs://, memory:// or module:factory.",
+        help="Store URI: a path, file://, sqlite://, s3://, gs://, memory://, module:factory "
+        "or exec:<command> (a dw-store/1 child per handle).",
     )(func)
 
 
