@@ -127,13 +127,20 @@ def rm(key: str, store_uri: str, as_json: bool) -> None:
 @store.command("shim-path")
 @click.option("--runner", is_flag=True,
               help="print the runner instead: it serves a module's default export")
-def shim_path_cmd(runner: bool) -> None:
+@click.option("--copy-to", "copy_to", metavar="DIR", default=None,
+              help="copy the shim and its .d.ts into DIR and print the copy's path")
+def shim_path_cmd(runner: bool, copy_to: str | None) -> None:
     """Print where the TypeScript/JavaScript dw-store/1 shim is installed.
 
     \b
-    Serve a store module through it under Deno (or Node.js with a .js module):
+    Import it from a fresh copy (the .d.ts comes along):
+      dw store shim-path --copy-to .
+    or serve a module's default export without importing it:
       deno run -A "$(dw store shim-path --runner)" ./my_store.ts
     """
-    from reference_engine.stores.exec import runner_path, shim_path
+    from reference_engine.stores.exec import copy_shim, runner_path, shim_path
 
+    if copy_to is not None:
+        say(str(copy_shim(copy_to)))
+        return
     say(str(runner_path() if runner else shim_path()))

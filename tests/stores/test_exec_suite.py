@@ -7,6 +7,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -79,12 +80,26 @@ def test_the_shim_serves_a_javascript_store_under_node(tmp_path: Path) -> None:
     assert "passed" in outcomes.values()
 
 
+def dw(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "reference_engine", *args], cwd=cwd,
+                          capture_output=True, text=True, check=False, timeout=60)
+
+
 def test_the_shim_is_installed_beside_its_types_and_runner() -> None:
     assert shim_path().is_file() and shim_path().with_suffix(".d.ts").is_file()
     assert runner_path().parent == shim_path().parent
-    done = subprocess.run(["dw", "store", "shim-path"], capture_output=True, text=True,
-                          check=False, timeout=60)
-    assert done.returncode == 0 and Path(done.stdout.strip()).name == shim_path().name
+    printed = dw("store", "shim-path")
+    assert printed.returncode == 0 and Path(printed.stdout.strip()) == shim_path()
+    runner = dw("store", "shim-path", "--runner")
+    assert runner.returncode == 0 and Path(runner.stdout.strip()) == runner_path()
+
+
+def test_the_shim_copies_with_its_types(tmp_path: Path) -> None:
+    copied = dw("store", "shim-path", "--copy-to", "vendor", cwd=tmp_path)
+    assert copied.returncode == 0, copied.stderr
+    assert copied.stdout.strip() == str(Path("vendor") / "dw_store_shim.js")
+    for name in ("dw_store_shim.js", "dw_store_shim.d.ts"):
+        assert (tmp_path / "vendor" / name).read_bytes() == (shim_path().parent / name).read_bytes()
 
 
 BROKEN_CASES = {

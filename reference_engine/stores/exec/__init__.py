@@ -25,6 +25,17 @@ def runner_path() -> Path:
     return Path(str(files(__name__).joinpath("shim", RUNNER_FILE)))
 
 
+def copy_shim(directory: str | Path) -> Path:
+    """Copy the shim and its type declarations into ``directory``; the copied shim's path."""
+    import shutil
+
+    target = Path(directory)
+    target.mkdir(parents=True, exist_ok=True)
+    for source in (shim_path(), shim_path().with_suffix(".d.ts")):
+        shutil.copyfile(source, target / source.name)
+    return target / SHIM_FILE
+
+
 def schema_dir() -> Path:
     """The directory of the protocol's JSON Schemas (package data)."""
     return Path(str(files(__name__).joinpath("schemas")))
