@@ -1,6 +1,7 @@
 """Wall time of the full conformance run, per store (SPEC §8).
 
     python benchmarks/conformance_wall.py [--stores memory,file,...] [-n N] [--profile ci]
+    python benchmarks/conformance_wall.py --exec     # each store in process and via exec:
 
 Each store gets its own ``pytest --dw-store=STORE --dw-suite-only`` in an empty temporary
 directory, so no project's ``addopts`` or tests join the run, and one store's time is
@@ -12,16 +13,20 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 DEFAULT_STORES = ("memory", "file", "sqlite", "moto-serialized", "fake-gcs")
+TS_EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "typescript" / "fs_store.ts"
 _COUNT = re.compile(r"(\d+) (passed|failed|skipped|xfailed|xpassed|errors?)")
 
 
@@ -55,7 +60,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", dest="workers", default="0",
                         help="pytest-xdist workers: 0 (serial, the default), 2, auto")
     parser.add_argument("--profile", default="ci", choices=("quick", "ci", "thorough"))
+    parser.add_argument("--exec", dest="exec_pairs", action="store_true",
+                        help="compare memory and file in process with the same stores "
+                        "through exec: (exec-memory, exec-file), plus the TypeScript example")
     args = parser.parse_args(argv)
+    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
+    if args.exec_pairs:
+        stores = ["memory", "exec-memory", "file", "exec-file"]
+        deno = shutil.which("deno")
+        if deno is not None:
+            stores.append(f"exec:{shlex.join([deno, 'run', '-A', str(TS_EXAMPLE)])}")
 
     console = Console()
     mode = "serial" if args.workers == "0" else f"-n {args.workers}"
@@ -63,15 +77,22 @@ def main(argv: list[str] | None = None) -> int:
     for column in ("store", "wall s", "passed", "xfailed", "skipped", "failed", "exit"):
         table.add_column(column, justify="left" if column == "store" else "right")
     worst = 0
-    for store in (s.strip() for s in args.stores.split(",") if s.strip()):
+    seconds: dict[str, float] = {}
+    for store in stores:
         console.print(f"running the suite on {store} ...", style="dim")
         row = run_suite(store, args.workers, args.profile)
+        seconds[store] = row.seconds
         worst = max(worst, row.exit_code)
         table.add_row(row.store, f"{row.seconds:.1f}",
                       *(str(row.counts.get(k, 0)) for k in ("passed", "xfailed", "skipped")),
                       str(row.counts.get("failed", 0) + row.counts.get("error", 0)),
                       str(row.exit_code))
     console.print(table)
+    for inside in ("memory", "file"):
+        if inside in seconds and f"exec-{inside}" in seconds:
+            ratio = seconds[f"exec-{inside}"] / seconds[inside]
+            console.print(f"{inside}: through exec: {ratio:.1f}x the in-process wall time "
+                          f"({'within' if ratio <= 3 else 'OVER'} the 3x aim)")
     return 0 if worst == 0 else 1
 
 

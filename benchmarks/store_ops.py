@@ -33,6 +33,7 @@ LIST_CALLS = 20
 RAW_EXCL = "raw O_CREAT|O_EXCL"
 RAW_LINK = "raw temp + os.link"
 FILE_FAST = "file fsync=0"
+EXEC_FIRST_ROW = "memory:// in process"
 
 
 @dataclass
@@ -204,11 +205,73 @@ def run(n: int, base: Path, rounds: int, remote: bool, console: Console) -> list
         measure_store("file fsync=1", FsStore(base / "fs1", fsync=True), durable_n),
         measure_store("sqlite (WAL, sync=FULL)", SqliteStore(base / "s.db"), durable_n),
     ]
+    rows += exec_rows(base, min(n, 1000), console)
     if remote:
         with _remote_specs(console) as specs:
             for name, factory, note in specs:
                 rows.append(measure_store(name, factory(), remote_n, note))
     return rows
+
+
+def exec_rows(base: Path, n: int, console: Console) -> list[Row]:
+    """The same stores through ``exec:`` (a child process, JSON lines), beside in process.
+
+    Each op is one round trip, made one after another: the latency a single-threaded caller
+    sees. The TypeScript example store under Deno joins when Deno is installed.
+    """
+    import shlex
+
+    from reference_engine.stores.fs import FsStore
+    from reference_engine.stores.memory import MemoryStore
+    from reference_engine.stores.registry import open_store
+
+    child = [sys.executable, "-m", "reference_engine.stores.exec.child"]
+    file_uri = f"file://{base / 'fs-exec'}?fsync=0"
+    pairs: list[tuple[str, Any, str, str]] = [
+        ("memory://", MemoryStore(), "exec: memory://", shlex.join([*child, "memory://"])),
+        ("file fsync=0", FsStore(base / "fs-exec-in", fsync=False), "exec: file fsync=0",
+         shlex.join([*child, file_uri])),
+    ]
+    deno = shutil.which("deno")
+    example = Path(__file__).resolve().parents[1] / "examples" / "typescript" / "fs_store.ts"
+    if deno is not None and example.is_file():
+        pairs.append(("", None, "exec: fs_store.ts (Deno)",
+                      shlex.join([deno, "run", "-A", str(example), str(base / "fs-ts")])))
+    else:
+        console.print("[yellow]skipping the Deno row: deno is not installed "
+                      "(pip install '.[test]')[/]")
+    rows: list[Row] = []
+    for in_name, in_store, exec_name, command in pairs:
+        if in_store is not None:
+            rows.append(measure_store(f"{in_name} in process", in_store, n))
+        handle = open_store(f"exec:{command}")
+        try:
+            rows.append(measure_store(exec_name, handle, n, "one child, one call at a time"))
+        finally:
+            handle.close()  # type: ignore[attr-defined]
+    rows.append(open_close_row(f"exec:{pairs[0][3]}", 30))
+    return rows
+
+
+def open_close_row(reference: str, count: int) -> Row:
+    """Handles opened and closed per second through exec: (a child started per handle)."""
+    from reference_engine.stores.exec import end_spares
+    from reference_engine.stores.registry import open_store
+
+    end_spares()
+
+    def cycle(_: int) -> None:
+        handle = open_store(reference)
+        handle.close()  # type: ignore[attr-defined]
+
+    rate = _timed(cycle, count)
+    end_spares()
+    return Row("exec: open + close", count, {"put": rate},
+               "handles/s in the put column: a Python child each, with spares")
+
+
+def by_op(rows: list[Row], store: str, op: str) -> float:
+    return next((row.ops.get(op, 0.0) for row in rows if row.store == store), 0.0)
 
 
 def render(rows: list[Row], base: Path, console: Console) -> None:
@@ -219,17 +282,27 @@ def render(rows: list[Row], base: Path, console: Console) -> None:
         table.add_column(op, justify="right")
     table.add_column("note")
     for row in rows:
+        if row.store == EXEC_FIRST_ROW:
+            table.add_section()
         cells = [f"{row.ops[op]:,.0f}" if op in row.ops else "" for op in
                  ("put_if_absent", "put", "get", "list")]
         table.add_row(row.store, str(row.n), *cells, row.note)
     console.print(table)
-    by_name = {row.store: row.ops["put_if_absent"] for row in rows}
+    by_name = {row.store: row.ops["put_if_absent"] for row in rows if "put_if_absent" in row.ops}
     ratio = by_name[FILE_FAST] / by_name[RAW_LINK]
     verdict = "meets" if ratio >= 0.7 else "MISSES"
     console.print(f"file fsync=0 put_if_absent / raw temp+link = {ratio:.2f}x "
                   f"({verdict} the 0.7x bar); / raw O_EXCL = "
                   f"{by_name[FILE_FAST] / by_name[RAW_EXCL]:.2f}x")
     console.print("list: calls/s, each returning every key under bench/ (N keys)")
+    exec_ratios = []
+    for name in ("memory://", "file fsync=0"):
+        inside, through = by_op(rows, f"{name} in process", "get"), by_op(rows, f"exec: {name}",
+                                                                          "get")
+        if inside and through:
+            exec_ratios.append(f"{name} get through exec: {inside / through:,.0f}x slower")
+    if exec_ratios:
+        console.print("; ".join(exec_ratios))
 
 
 def main(argv: list[str] | None = None) -> int:
