@@ -12,9 +12,10 @@ import base64
 import json
 import os
 import sys
+import threading
 
 MODES = ("serve", "exit", "hang", "not-json", "unknown-id", "wrong-shape", "twice",
-         "bad-version", "no-handshake", "garbage-handshake", "stdout-closed", "reverse")
+         "bad-version", "no-handshake", "garbage-handshake", "stdout-closed", "reverse", "deaf")
 
 
 def reply(message: dict[str, object]) -> None:
@@ -35,6 +36,9 @@ def main() -> int:
         return 0
     version = "dw-store/9" if mode == "bad-version" else "dw-store/1"
     reply({"protocol": version, "store": "misbehaving", "put_if_absent": True})
+    if mode == "deaf":
+        print("misbehaving child: deaf, never reading stdin", file=sys.stderr, flush=True)
+        threading.Event().wait()  # blocks forever without reading: stdin's pipe fills up
     records: dict[str, str] = {}
     held: list[dict[str, object]] = []
     for line in sys.stdin:

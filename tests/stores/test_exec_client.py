@@ -111,6 +111,16 @@ def test_a_hung_child_fails_the_call_at_the_timeout(spawn: Callable[..., ExecSto
     assert_ended(store)
 
 
+def test_a_child_that_stops_reading_cannot_block_a_write_past_the_timeout(
+    spawn: Callable[..., ExecStore],
+) -> None:
+    store = spawn("deaf", timeout=1.0)
+    big = b"x" * (4 << 20)  # far more than a pipe buffer holds
+    with pytest.raises(ExecChildError, match=r"no answer to put of key 'big' within 1s"):
+        store.put("big", big)
+    assert_ended(store)
+
+
 def test_every_call_after_a_fault_fails_with_the_first_reason(
     spawn: Callable[..., ExecStore],
 ) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import queue
 import shlex
 import subprocess
 import threading
@@ -59,7 +60,9 @@ class _Connection:
     def __init__(self, argv: Sequence[str], label: str, timeout: float) -> None:
         self.label = label
         self.timeout = timeout
-        self._write_lock = threading.Lock()
+        # Lines for the child's stdin, written by one thread: a caller never blocks on a
+        # full pipe, so its timeout holds even when the child stops reading.
+        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._state_lock = threading.Lock()
         self._pending: dict[int, tuple[Request, Future[Reply]]] = {}
         self._next_id = 0
@@ -85,8 +88,30 @@ class _Connection:
             target=self._read_stdout, name=f"dw-exec-stdout-{self.proc.pid}", daemon=True)
         self._stderr_thread = threading.Thread(
             target=self._read_stderr, name=f"dw-exec-stderr-{self.proc.pid}", daemon=True)
+        self._writer_thread = threading.Thread(
+            target=self._write_stdin, name=f"dw-exec-stdin-{self.proc.pid}", daemon=True)
         self._stdout_thread.start()
         self._stderr_thread.start()
+        self._writer_thread.start()
+
+    def _write_stdin(self) -> None:
+        while True:
+            line = self._outbox.get()
+            if line is None:
+                return
+            batch = [line]
+            while not self._outbox.empty():  # requests queued meanwhile go in one write
+                more = self._outbox.get()
+                if more is None:
+                    self._outbox.put(None)
+                    break
+                batch.append(more)
+            try:
+                self._stdin.write(b"".join(batch))
+                self._stdin.flush()
+            except (OSError, ValueError):
+                self.fail("the child stopped reading its stdin")
+                return
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -177,13 +202,7 @@ class _Connection:
         where = key if key is not None else (prefix or "")
         if self.broken is not None:
             raise self.error(request_op, where, request)
-        line = request.encode().encode("utf-8") + b"\n"
-        try:
-            with self._write_lock:
-                self._stdin.write(line)
-                self._stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            self.fail("the child stopped reading its stdin")
+        self._outbox.put(request.encode().encode("utf-8") + b"\n")
         try:
             reply = future.result(timeout=self.timeout)
         except FutureTimeout:
@@ -231,7 +250,11 @@ class _Connection:
                 self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL is not ignorable
             self.proc.wait(timeout=_EXIT_GRACE_S)
-        with contextlib.suppress(BrokenPipeError, OSError):
+        self._outbox.put(None)
+        if threading.current_thread() is not self._writer_thread:
+            # A write blocked on the dead child's pipe fails now; then stdin can close.
+            self._writer_thread.join(timeout=_EXIT_GRACE_S)
+        with contextlib.suppress(BrokenPipeError, OSError, ValueError):
             self._stdin.close()
 
     def close(self) -> None:
@@ -241,7 +264,9 @@ class _Connection:
             # A failure here has already broken and killed the child: nothing left to release.
             with contextlib.suppress(StoreError):
                 self.call("close")
-        with contextlib.suppress(BrokenPipeError, OSError):
+        self._outbox.put(None)
+        self._writer_thread.join(timeout=_EXIT_GRACE_S)
+        with contextlib.suppress(BrokenPipeError, OSError, ValueError):
             self._stdin.close()
         try:
             self.proc.wait(timeout=_EXIT_GRACE_S)
