@@ -46,16 +46,21 @@ def deno_binary() -> str:
     return found
 
 
-def test_the_suite_passes_through_python_children_serving_memory_and_file(
-    tmp_path: Path,
-) -> None:
-    code, outcomes, tail = run_suite(tmp_path, ["exec-memory", "exec-file"])
+def test_the_suite_passes_through_a_python_child_serving_file(tmp_path: Path) -> None:
+    code, outcomes, tail = run_suite(tmp_path, ["exec-file"])
     assert code == 0, tail
-    file_cases = {k: v for k, v in outcomes.items() if re.search(r"\[exec-file[-\]]", k)}
-    assert len(file_cases) >= 60 and set(file_cases.values()) == {"passed"}, (
+    cases = {k: v for k, v in outcomes.items() if re.search(r"\[exec-file[-\]]", k)}
+    assert len(cases) >= 60 and set(cases.values()) == {"passed"}, (
         "exec-file announces every capability, so every suite test runs and passes")
-    memory_cases = {k: v for k, v in outcomes.items() if re.search(r"\[exec-memory[-\]]", k)}
-    assert "passed" in memory_cases.values() and "failure" not in memory_cases.values()
+
+
+def test_the_suite_passes_through_python_children_serving_memory(tmp_path: Path) -> None:
+    code, outcomes, tail = run_suite(tmp_path, ["exec-memory"])
+    assert code == 0, tail
+    cases = {k: v for k, v in outcomes.items() if re.search(r"\[exec-memory[-\]]", k)}
+    assert "passed" in cases.values() and "failure" not in cases.values()
+    # Each child holds a private memory store: the cross-handle tests are skipped, not failed.
+    assert "skipped" in cases.values()
 
 
 def test_the_shim_serves_a_javascript_store_under_node(tmp_path: Path) -> None:
