@@ -19,7 +19,6 @@ import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any, Literal
 from urllib.parse import SplitResult, urlsplit
 
@@ -104,6 +103,8 @@ def load_object(path: str) -> Any:
 
 def store_entry_point(name: str) -> tuple[Any, str] | None:
     """The object registered under ``name`` in the ``dw_testing.stores`` group, and its value."""
+    from importlib.metadata import entry_points  # ~20 ms to import: only when names are looked up
+
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == name:
             return ep.load(), ep.value
@@ -112,6 +113,8 @@ def store_entry_point(name: str) -> tuple[Any, str] | None:
 
 def registered_stores() -> dict[str, str]:
     """Entry-point store names and what each points at, sorted by name."""
+    from importlib.metadata import entry_points
+
     found = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
     return dict(sorted(found.items()))
 
