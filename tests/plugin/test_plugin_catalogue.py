@@ -40,6 +40,7 @@ def test_dw_stores_lists_builtin_pyproject_and_entry_point_names(
         "*mine*pyproject.toml*my dict store*", "*fromep*entry point dwstores:dict_factory*",
         "*memory*built-in*", "*file*built-in*", "*sqlite*built-in*", "*moto *built-in*",
         "*moto-serialized*", "*fake-gcs *", "*gcs-open-xb-example*",
+        "*exec-memory*built-in*dw-store/1 child*", "*exec-file*built-in*dw-store/1*",
     ])
     result.stdout.no_fnmatch_line("*collected*")
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from exec_helpers import live_children
 
 from reference_engine.errors import InvalidKey, StoreError, StoreUnavailable, TransientStoreError
 from reference_engine.stores.exec.client import ExecChildError, ExecStore, start_child
@@ -22,13 +23,6 @@ PAYLOAD = b"PAYLOAD-THAT-MUST-NOT-LEAK"
 SERVE_MEMORY = [sys.executable, "-m", "reference_engine.stores.exec.child", "memory://"]
 
 
-def live_children() -> set[int]:
-    """Process ids whose parent is this process (zombies included: unreaped is left behind)."""
-    found: set[int] = set()
-    for task in Path("/proc/self/task").iterdir():
-        text = (task / "children").read_text()
-        found.update(int(pid) for pid in text.split())
-    return found
 
 
 @pytest.fixture

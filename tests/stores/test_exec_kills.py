@@ -10,9 +10,9 @@ import signal
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
+from exec_helpers import live_children
 
 from reference_engine.stores.exec.client import ExecChildError, ExecStore
 from reference_engine.stores.registry import open_store
@@ -21,11 +21,6 @@ SERVE_MEMORY = f"exec:{shlex.join([sys.executable, '-m', 'reference_engine.store
 SEEDS = range(6)
 
 
-def live_children() -> set[int]:
-    found: set[int] = set()
-    for task in Path("/proc/self/task").iterdir():
-        found.update(int(pid) for pid in (task / "children").read_text().split())
-    return found
 
 
 def random_call(store: ExecStore, rng: random.Random, worker: int, i: int) -> None:
