@@ -3,6 +3,7 @@ built-in stores, the shim under Node.js, and broken TypeScript stores the suite 
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -39,11 +40,18 @@ def run_suite(tmp_path: Path, stores: list[str], *extra: str) -> tuple[int, dict
     return done.returncode, outcomes, "\n".join(done.stdout.splitlines()[-30:])
 
 
-def deno_binary() -> str:
-    found = shutil.which("deno")
+def required_tool(name: str, install: str) -> str:
+    """The tool's path; without it the test skips, except under CI=true, where it fails."""
+    found = shutil.which(name)
     if found is None:
-        pytest.skip("deno is not installed; pip install '.[test]' installs it from PyPI")
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but {name} is not installed; {install}", pytrace=False)
+        pytest.skip(f"{name} is not installed here; {install}")
     return found
+
+
+def deno_binary() -> str:
+    return required_tool("deno", "pip install '.[test]' installs it from PyPI")
 
 
 def test_the_suite_passes_through_a_python_child_serving_file(tmp_path: Path) -> None:
@@ -65,9 +73,7 @@ def test_the_suite_passes_through_python_children_serving_memory(tmp_path: Path)
 
 
 def test_the_shim_serves_a_javascript_store_under_node(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed; the shim's Node path cannot be checked")
+    node = required_tool("node", "install Node.js 20 or newer (Debian: apt-get install nodejs)")
     reference = f"exec:{shlex.join([node, str(runner_path()), str(JS_MEMORY)])}"
     store = open_store(reference)
     try:
