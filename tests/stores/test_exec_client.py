@@ -72,10 +72,23 @@ def assert_ended(store: ExecStore) -> None:
 def test_a_broken_reply_fails_the_call_and_ends_the_child(
     spawn: Callable[..., ExecStore], mode: str, reason: str
 ) -> None:
-    store = spawn(mode, "put_if_absent")
+    # A timeout far beyond the join below: the call must fail at the fault, not time out.
+    store = spawn(mode, "put_if_absent", timeout=600.0)
     store.put("runs/a", PAYLOAD)  # calls before the trigger are served
-    with pytest.raises(ExecChildError) as caught:
-        store.put_if_absent("runs/b", PAYLOAD)  # type: ignore[attr-defined]
+    raised: list[BaseException] = []
+
+    def create() -> None:
+        try:
+            store.put_if_absent("runs/b", PAYLOAD)  # type: ignore[attr-defined]
+        except BaseException as exc:
+            raised.append(exc)
+
+    caller = threading.Thread(target=create, daemon=True)
+    caller.start()
+    caller.join(timeout=60)
+    assert not caller.is_alive(), "the call waited for its timeout instead of failing at once"
+    assert len(raised) == 1 and isinstance(raised[0], ExecChildError), raised
+    caught = pytest.ExceptionInfo.from_exception(raised[0])
     assert_names_the_fault(caught.value, store, "put_if_absent of key 'runs/b'",
                            f"misbehaving child: {mode} on put_if_absent")
     assert reason in str(caught.value)

@@ -147,6 +147,8 @@ class _Connection:
         try:
             reply = Reply.for_op(request.op, reply_id, message)
         except ProtocolViolation as exc:
+            with self._state_lock:
+                self._pending[reply_id] = waiting  # so that fail() fails this call too
             return f"the child answered {request.describe()} in the wrong shape: {exc}"
         future.set_result(reply)
         return None
