@@ -23,7 +23,6 @@ from typing import Any, Literal
 from urllib.parse import SplitResult, urlsplit
 
 from reference_engine.errors import StoreUnavailable
-from reference_engine.stores.async_adapter import adapt_if_async
 from reference_engine.stores.contract import ControlPlaneStore, close_store
 
 ENTRY_POINT_GROUP = "dw_testing.stores"
@@ -171,6 +170,9 @@ def open_from_factory(obj: Any, label: str) -> ControlPlaneStore:
             f"pytest --dw-store={label}",
             op="open",
         )
+    # Imported here: it brings asyncio, which an exec child serving a URI never needs.
+    from reference_engine.stores.async_adapter import adapt_if_async
+
     return adapt_if_async(made, label=label)  # type: ignore[no-any-return]
 
 

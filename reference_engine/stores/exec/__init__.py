@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-from importlib.resources import files
 from pathlib import Path
 
 EXEC_PREFIX = "exec:"
@@ -15,14 +14,19 @@ SHIM_FILE = "dw_store_shim.js"
 RUNNER_FILE = "dw_store_run.js"
 
 
+# Package data sits beside this file (a plain directory install, editable or not); not
+# importlib.resources, whose import costs every exec child tens of milliseconds at start.
+_HERE = Path(__file__).resolve().parent
+
+
 def shim_path() -> Path:
     """Where the installed TypeScript/JavaScript shim lives (its .d.ts beside it)."""
-    return Path(str(files(__name__).joinpath("shim", SHIM_FILE)))
+    return _HERE / "shim" / SHIM_FILE
 
 
 def runner_path() -> Path:
     """The runner beside the shim: serves the default export of the module it is given."""
-    return Path(str(files(__name__).joinpath("shim", RUNNER_FILE)))
+    return _HERE / "shim" / RUNNER_FILE
 
 
 def copy_shim(directory: str | Path) -> Path:
@@ -38,7 +42,7 @@ def copy_shim(directory: str | Path) -> Path:
 
 def schema_dir() -> Path:
     """The directory of the protocol's JSON Schemas (package data)."""
-    return Path(str(files(__name__).joinpath("schemas")))
+    return _HERE / "schemas"
 
 
 def end_spares() -> None:
