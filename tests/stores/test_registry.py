@@ -39,9 +39,17 @@ def adapters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     ("adapter_ok:make_store", "import_path"),
     ("./some/dir", "path"),
     ("plain-name-with-no-entry-point", "path"),
+    ("exec:deno run -A store.ts", "exec"),
+    ("exec:python -m pkg.child file:///tmp/x", "exec"),
 ])
 def test_every_reference_has_one_kind(adapters: Path, text: str, kind: str) -> None:
     assert parse_reference(text).kind == kind
+
+
+def test_an_exec_reference_keeps_its_command_line_verbatim() -> None:
+    reference = parse_reference("exec:deno run -A 'my store.ts' file:///x")
+    assert reference.command == "deno run -A 'my store.ts' file:///x"
+    assert parse_reference("memory://x").command == ""
 
 
 def test_an_unknown_scheme_lists_the_known_ones() -> None:
