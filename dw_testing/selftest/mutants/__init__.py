@@ -33,7 +33,6 @@ from dw_testing.selftest.mutants.listing import (
     FirstPageList,
     GlobMatchedList,
     NamePrefixList,
-    RegexMatchedList,
     UnsortedList,
 )
 from dw_testing.selftest.mutants.processes import RacyBetweenProcesses, racy_between_processes
@@ -78,7 +77,6 @@ async_check_then_write_create = memory_provider(
     "async_check_then_write_create", AsyncCheckThenWriteCreate
 )
 glob_matched_list = memory_provider("glob_matched_list", GlobMatchedList)
-regex_matched_list = memory_provider("regex_matched_list", RegexMatchedList)
 empty_prefix_lists_nothing = memory_provider("empty_prefix_lists_nothing", EmptyPrefixListsNothing)
 first_page_list = memory_provider("first_page_list", FirstPageList)
 truncated_long_segments = memory_provider("truncated_long_segments", TruncatedLongSegments)
@@ -108,7 +106,6 @@ _STORE_DEFECTS: tuple[tuple[str, type, str], ...] = (
     ("direct_children_list", DirectChildrenList, "List"),
     ("unsorted_list", UnsortedList, "List"),
     ("glob_matched_list", GlobMatchedList, "List"),
-    ("regex_matched_list", RegexMatchedList, "List"),
     ("empty_prefix_lists_nothing", EmptyPrefixListsNothing, "List"),
     ("first_page_list", FirstPageList, "List"),
     ("case_folded_keys", CaseFoldedKeys, "Keys"),
@@ -157,7 +154,6 @@ __all__ = [
     "name_prefix_list",
     "overwriting_create",
     "racy_between_processes",
-    "regex_matched_list",
     "same_value_wins_again",
     "stale_cache_after_create",
     "torn_put",

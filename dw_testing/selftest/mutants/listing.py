@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import re
 
 from dw_testing.selftest.mutants.base import CorrectStore
 from reference_engine.stores.keys import is_under
@@ -54,20 +53,6 @@ class GlobMatchedList(CorrectStore):
         with self.backing.lock:
             scanned = [k for k in self.backing.records if fnmatch.fnmatchcase(k, pattern)]
         return sorted(k for k in scanned if is_under(k, normalised))
-
-
-class RegexMatchedList(CorrectStore):
-    """``list`` matches keys against the regular expression ``^<prefix>/`` with the prefix
-    unescaped: ``list("v.1")`` also returns ``vx1/...``, and ``list("a(b")`` raises
-    ``re.error``."""
-
-    def list(self, prefix: str) -> list[str]:
-        normalised = self.checked_prefix(prefix)
-        if normalised == "":
-            return super().list(prefix)
-        pattern = re.compile(f"^{normalised}/")
-        with self.backing.lock:
-            return sorted(k for k in self.backing.records if pattern.match(k))
 
 
 class EmptyPrefixListsNothing(CorrectStore):
