@@ -9,8 +9,9 @@ Written from docs/extension-authors.md as a store author would, and run by the s
 It talks to etcd's JSON gateway (``/v3/kv/...``) through ``etcd3gw``. Records are keys
 ``<namespace>/<key>``. ``put_if_absent`` is one transaction: if the key's create revision
 is 0, put it. Names go to etcd3gw as UTF-8 bytes (it encodes a ``str`` as Latin-1, which
-the suite's multi-byte keys caught). ``list`` is one range read over ``<namespace>/<prefix>/``, keys only, sorted
-by key: etcd compares bytes, and UTF-8 byte order is code point order.
+the suite's multi-byte keys caught). ``list`` is one range read over
+``<namespace>/<prefix>/``, keys only, sorted by key: etcd compares bytes, and UTF-8 byte
+order is code point order.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class EtcdStore:
         under = (f"{self._namespace}/{base}/" if base else f"{self._namespace}/").encode()
         end = under[:-1] + b"0"  # "0" follows "/": the first name after every "<under>..."
         found = self._call("list", prefix, lambda: self._client.get(
-            under, metadata=True, range_end=end, keys_only=True,  # type: ignore[arg-type]
+            under, metadata=True, range_end=end, keys_only=True,  # type: ignore[call-overload]
             sort_order="ascend", sort_target="key"))
         cut = len(self._namespace) + 1
         return [bytes(meta["key"]).decode("utf-8")[cut:] for _, meta in found]
