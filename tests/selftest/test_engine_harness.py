@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from dw_testing.selftest.engine_variants import engine_suite_command, variant_environment
+from dw_testing.selftest.runner import SuiteRun
 
 PROVIDER = '''
 from dw_testing.selftest.mutants.base import CorrectStore, memory_provider
@@ -30,13 +30,14 @@ def test_ambiguous_create_tests_pass_on_a_store_that_answers_false_to_every_winn
     (tmp_path / "winner_told_false.py").write_text(PROVIDER, encoding="utf-8")
     workdir = tmp_path / "run"
     workdir.mkdir()
-    env = variant_environment(None)
+    run = SuiteRun(rootdir=workdir, stores=["winner_told_false:false_to_every_winner"],
+                   report=workdir / "report.json", marker="dw_engine", traceback="line",
+                   extra=["-k", "ambiguous"])
+    env = run.environment()
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(tmp_path), env.get("PYTHONPATH", "")) if p)
-    command = engine_suite_command(
-        workdir, ["winner_told_false:false_to_every_winner"], extra=["-k", "ambiguous"])
-    finished = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True,
-                              timeout=300, check=False)
+    finished = subprocess.run(run.command(), cwd=workdir, env=env, capture_output=True,
+                              text=True, timeout=300, check=False)
     output = finished.stdout + finished.stderr
     assert "never hit" not in output, output[-3000:]
     assert finished.returncode == 0, output[-3000:]
