@@ -31,6 +31,7 @@ from dw_testing.plugin.catalogue import (
 )
 from dw_testing.plugin.deviations import KNOWN_DEVIATIONS, KnownDeviation, from_pyproject
 from dw_testing.plugin.report import ReportBuilder, matrix, write
+from dw_testing.plugin.startup import cross_process_problem
 from reference_engine.stores.contract import close_store
 
 PLUGIN_NAME = "dw-testing-session"
@@ -178,6 +179,22 @@ class DwSession:
                 from dw_testing.plugin import profiles
 
                 profiles.apply(item.function)  # the plain function, even for methods
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Stop the run at once when a store's cross-process tests cannot open it."""
+        if not self.active:
+            return
+        crossing = {self._store_of(item) for item in session.items
+                    if STORE_FIXTURE in getattr(item, "fixturenames", ())
+                    and "cross_process" in caps_mod.required(item)}
+        for entry in self.entries:
+            if entry.name not in crossing:
+                continue
+            if not self.stores.capabilities(entry).get("cross_process", False):
+                continue
+            problem = cross_process_problem(entry.name, self.stores.spec(entry))
+            if problem is not None:
+                pytest.exit(f"dw-testing: {problem}", returncode=pytest.ExitCode.USAGE_ERROR)
 
     def _store_of(self, item: pytest.Item) -> str:
         callspec = getattr(item, "callspec", None)
