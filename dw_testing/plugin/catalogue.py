@@ -368,14 +368,28 @@ class EnteredStores:
         self._stack.close()
 
 
-def capability_hint(store: str, capability: str) -> str:
-    """The skip reason for an undeclared capability, with how to declare it."""
-    return (
-        f"store {store} does not declare capability {capability}; declare it with "
-        f"`capabilities = {{{capability} = true}}` under [tool.dw-testing.stores.{store}] in "
-        f"pyproject.toml, `factory.capabilities = {{'{capability}': True}}`, or "
-        f"StoreSpec(capabilities=...) in a provider"
-    )
+def capability_hint(store: str, capability: str, source: str = "pyproject.toml") -> str:
+    """The skip reason for an undeclared capability, with how to declare it for ``source``.
+
+    Only a store run by its pyproject name reads ``[tool.dw-testing.stores.NAME]``: an import
+    path or URI given to ``--dw-store`` never does, so its hint says how to declare in code,
+    or how to give the store a name that then carries the declaration.
+    """
+    missing = f"store {store} does not declare capability {capability}"
+    table = f"`capabilities = {{{capability} = true}}`"
+    if source.startswith("pyproject.toml"):
+        return (f"{missing}; declare it with {table} under [tool.dw-testing.stores.{store}] in "
+                "pyproject.toml")
+    if source == "built-in":
+        return f"built-in store {store} does not have capability {capability}"
+    in_code = (f"`factory.capabilities = {{'{capability}': True}}` on the factory, or "
+               "StoreSpec(capabilities=...) in a provider")
+    if source.startswith("entry point "):
+        return f"{missing}; declare it in code: {in_code}"
+    key = "uri" if "://" in source else "obj"
+    return (f"{missing}; declare it in code: {in_code}; or name the store in pyproject.toml, "
+            f"[tool.dw-testing.stores.NAME] with {key} = \"{source}\" and {table}, and run "
+            "--dw-store=NAME")
 
 
 def known_capabilities() -> list[str]:
