@@ -226,6 +226,10 @@ class DwSession:
         history = None if call.excinfo is None else run_facts.history_of(call.excinfo.value)
         if history is not None:
             report.user_properties.append(("dw_history", history))
+        if (report.failed and self.active and self.seed is not None
+                and STORE_FIXTURE in getattr(item, "fixturenames", ())):
+            # The failure may hang on the seed (Hypothesis examples, the suite's randomness).
+            report.sections.append(("dw-testing seed", self.replay_hint()))
         if call.excinfo is not None and _is_budget_exhausted(call.excinfo.value):
             report.user_properties.append(("dw_outcome", "UNKNOWN"))
             message = _first_line(str(call.excinfo.value))
@@ -276,6 +280,11 @@ class DwSession:
             return [entry.name for entry in self.entries]
         return sorted({r.store for r in self.report.results})
 
+    def replay_hint(self) -> str:
+        """The run's seed and the options that replay it."""
+        return (f"seed {self.seed}, profile {self.profile}: replay with "
+                f"--dw-seed={self.seed} --dw-profile={self.profile}")
+
     def pytest_report_header(self) -> list[str]:
         if not self.active:
             return []
@@ -290,6 +299,8 @@ class DwSession:
             return
         line = terminalreporter.write_line
         terminalreporter.section("dw-testing capabilities")
+        if self.seed is not None:
+            line(self.replay_hint())
         for store in self.store_names():
             cells = matrix(r for r in results if r.store == store)
             summary = ", ".join(f"{name} {cell['outcome']}" for name, cell in cells.items())
