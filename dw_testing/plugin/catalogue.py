@@ -315,6 +315,21 @@ def aliases(entry: StoreEntry) -> set[str]:
     return names
 
 
+def names_itself(entry: StoreEntry) -> bool:
+    """Whether ``entry`` is an import path given to ``--dw-store``, whose provider's
+    ``StoreSpec(name=...)`` names it (a pyproject table, an entry point or a built-in is
+    named by that)."""
+    return IMPORT_PATH.match(entry.source) is not None
+
+
+def named_by_spec(entry: StoreEntry, spec: StoreSpec) -> StoreEntry:
+    """``entry`` renamed to the name its provider's spec chose, if it chose one."""
+    chosen = spec.name.strip()
+    if not names_itself(entry) or not chosen or IMPORT_PATH.match(chosen):
+        return entry  # a factory's spec carries its import path, not a chosen name
+    return replace(entry, name=chosen)
+
+
 def unique_ids(entries: list[StoreEntry]) -> list[StoreEntry]:
     """Give every entry a distinct test-id name (``memory``, ``memory-2``, ...)."""
     seen: dict[str, int] = {}
@@ -340,13 +355,21 @@ class EnteredStores:
 
     def spec(self, entry: StoreEntry) -> StoreSpec:
         if entry.name not in self._specs:
-            spec = self._stack.enter_context(entry.open())
-            merged = {**spec.capabilities, **entry.overrides}
-            # Handles of an async store (methods `async def`) are driven on a loop of their own.
-            self._specs[entry.name] = replace(
-                spec, name=entry.name, capabilities=merged,
-                factory=adapting(spec.factory, label=entry.name))
-            self._entries[entry.name] = entry
+            self.adopt(entry, self.enter(entry))
+        return self._specs[entry.name]
+
+    def enter(self, entry: StoreEntry) -> StoreSpec:
+        """Enter ``entry``'s provider (exited with the others) without naming it yet."""
+        return self._stack.enter_context(entry.open())
+
+    def adopt(self, entry: StoreEntry, spec: StoreSpec) -> StoreSpec:
+        """Keep an entered ``spec`` under ``entry``'s name, with its capability overrides."""
+        merged = {**spec.capabilities, **entry.overrides}
+        # Handles of an async store (methods `async def`) are driven on a loop of their own.
+        self._specs[entry.name] = replace(
+            spec, name=entry.name, capabilities=merged,
+            factory=adapting(spec.factory, label=entry.name))
+        self._entries[entry.name] = entry
         return self._specs[entry.name]
 
     def capabilities(self, entry: StoreEntry) -> dict[str, bool]:

@@ -22,9 +22,12 @@ from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin import capabilities as caps_mod
 from dw_testing.plugin import run_facts
 from dw_testing.plugin.catalogue import (
+    CatalogueError,
     EnteredStores,
     StoreEntry,
     aliases,
+    named_by_spec,
+    names_itself,
     read_pyproject_tool,
     resolve,
     unique_ids,
@@ -81,7 +84,8 @@ class DwSession:
         self.session_id: str = worker_input.get("dw_session") or secrets.token_hex(4)
         self.worker: str = worker_input.get("workerid", "main")
         self.rootpath = config.rootpath
-        self.entries = unique_ids([
+        self.stores = EnteredStores()
+        self.entries = self._named_entries([
             resolve(value, session=self.session_id, rootpath=self.rootpath) for value in values
         ])
         self._by_name: dict[str, StoreEntry] = {e.name: e for e in self.entries}
@@ -94,7 +98,6 @@ class DwSession:
         self.deviations: list[KnownDeviation] = [
             *KNOWN_DEVIATIONS, *from_pyproject(tool.get("known-deviations")),
         ]
-        self.stores = EnteredStores()
         self._numbers = itertools.count(1)
         self.report = ReportBuilder()
         self.stop_errors: list[str] = []
@@ -108,6 +111,30 @@ class DwSession:
             config.pluginmanager.register(XdistHooks(self), f"{PLUGIN_NAME}-xdist")
 
     # -- stores --------------------------------------------------------------------------
+
+    def _named_entries(self, resolved: list[StoreEntry]) -> list[StoreEntry]:
+        """Unique test-id names; an import-path provider is entered now, so the name its
+        ``StoreSpec(name=...)`` chose is the one in test ids, reports and deviations."""
+        entered: list[StoreSpec | None] = []
+        named: list[StoreEntry] = []
+        for entry in resolved:
+            spec = None
+            if names_itself(entry):
+                try:
+                    spec = self.stores.enter(entry)
+                except Exception as exc:
+                    self.stores.close()
+                    raise CatalogueError(
+                        f"store {entry.source!r} failed to start: {type(exc).__name__}: "
+                        f"{_first_line(str(exc))}") from None
+                entry = named_by_spec(entry, spec)
+            entered.append(spec)
+            named.append(entry)
+        unique = unique_ids(named)
+        for entry, spec in zip(unique, entered, strict=True):
+            if spec is not None:
+                self.stores.adopt(entry, spec)
+        return unique
 
     def entry(self, name: str | None) -> StoreEntry:
         if name is None:
