@@ -12,6 +12,7 @@ import random
 import secrets
 import sys
 from collections.abc import Generator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,8 @@ class DwSession:
         self.session_id: str = worker_input.get("dw_session") or secrets.token_hex(4)
         self.worker: str = worker_input.get("workerid", "main")
         self.rootpath = config.rootpath
+        self.distributes = (not self.is_worker
+                            and getattr(config.option, "dist", "no") not in (None, "no"))
         self.stores = EnteredStores()
         self.entries = self._named_entries([
             resolve(value, session=self.session_id, rootpath=self.rootpath) for value in values
@@ -119,7 +122,8 @@ class DwSession:
         named: list[StoreEntry] = []
         for entry in resolved:
             spec = None
-            if names_itself(entry):
+            # An xdist controller runs no test: it takes the names its workers report.
+            if names_itself(entry) and not self.distributes:
                 try:
                     spec = self.stores.enter(entry)
                 except Exception as exc:
@@ -135,6 +139,14 @@ class DwSession:
             if spec is not None:
                 self.stores.adopt(entry, spec)
         return unique
+
+    def adopt_worker_names(self, names: list[str]) -> None:
+        """Take the names the workers gave the stores (their providers named them)."""
+        if len(names) != len(self.entries):
+            return
+        self.entries = [replace(entry, name=name) for entry, name in zip(self.entries, names,
+                                                                          strict=True)]
+        self._by_name = {e.name: e for e in self.entries}
 
     def entry(self, name: str | None) -> StoreEntry:
         if name is None:
@@ -290,6 +302,7 @@ class DwSession:
         if self.is_worker:
             output = session.config.workeroutput  # type: ignore[attr-defined]
             output["dw_leftovers"] = leftovers
+            output["dw_store_names"] = [entry.name for entry in self.entries]
             output["dw_stop_errors"] = self.stop_errors
             return
         for store, count in leftovers.items():
@@ -364,6 +377,7 @@ class XdistHooks:
         for store, count in (output.get("dw_leftovers") or {}).items():
             self.session.report.add_leftovers(store, count)
         self.session.stop_errors.extend(output.get("dw_stop_errors") or [])
+        self.session.adopt_worker_names(list(output.get("dw_store_names") or []))
 
 
 def _outcome(report: pytest.TestReport, props: dict[str, object]) -> tuple[str | None, str]:

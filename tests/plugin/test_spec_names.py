@@ -84,3 +84,15 @@ def make_store():
     result.stderr.fnmatch_lines([
         "*store 'broken_adapter:make_store' failed to start: RuntimeError: the server binary "
         "is missing; pip install the server extra*"])
+
+
+def test_under_xdist_the_summary_and_report_use_the_workers_names(
+    adapters: pytest.Pytester,
+) -> None:
+    result = adapters.runpytest_subprocess(
+        "test_probe.py", "-n", "2", "-p", "no:cacheprovider",
+        "--dw-store=alpha_adapter:make_store", "--dw-report=r.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["alpha: contract PASS"])
+    report = json.loads((adapters.path / "r.json").read_text(encoding="utf-8"))
+    assert report["stores"] == ["alpha"]
