@@ -12,16 +12,16 @@ import sys
 import time
 from typing import Any
 
-from dw_testing.kit.workflows import APPROVAL_SCHEMA as SCHEMA
-from dw_testing.kit.workflows import approval_workflow
-
-__all__ = ["SCHEMA", "approval_workflow"]
 from dw_testing.kit.child_env import child_environment
 from dw_testing.kit.gates import Gate, GateTimeout, Spawned
+from dw_testing.kit.workflows import APPROVAL_SCHEMA as SCHEMA
+from dw_testing.kit.workflows import approval_workflow
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
 from reference_engine.records.outcome import decode_outcome
+
+__all__ = ["SCHEMA", "approval_workflow"]
 
 YES = '{"approved": true}'
 NO = '{"approved": false}'
@@ -31,7 +31,6 @@ REVISIONS = f"{keys.runs_root()}/*/rev/*"
 REACH_POLL_SECONDS = 0.05
 CHILD_EXIT_SECONDS = 30.0
 FAST_ROUND_TRIP = 0.0002  # seconds; local stores answer in tens of microseconds
-
 
 
 def reach(gate: Gate, spawned: Spawned[Any], *, timeout: float = 30.0) -> None:
