@@ -50,15 +50,15 @@ def test_list_matches_whole_segments_with_or_without_a_trailing_slash(
     assert dw_store.list(prefix) == ["r/list/a", "r/list/nested/b"]
 
 
-def test_list_never_returns_a_name_prefixed_sibling(dw_store: Any) -> None:
-    _write(dw_store, KEYS)
+def test_list_never_returns_a_name_prefixed_sibling_or_the_prefix_key_itself(
+    dw_store: Any,
+) -> None:
+    # The prefix key "own/key" has nothing beneath it, so a store that cannot nest keys
+    # still answers: list("own/key") must be empty, not the key itself or "own/keys".
+    _write(dw_store, [*KEYS, "own/key", "own/keys"])
     listed = dw_store.list("r/list")
     assert "r/listing" not in listed, "list matched a name prefix, not a whole segment"
     assert dw_store.list("r/lis") == [], "list('r/lis') must not match 'r/list/...' or 'r/listing'"
-
-
-def test_list_never_returns_the_prefix_key_itself(dw_store: Any) -> None:
-    _write(dw_store, ["own/key", "own/keys"])
     assert dw_store.list("own/key") == [], "list returned the prefix key itself or a sibling"
 
 
@@ -107,6 +107,13 @@ def test_list_of_a_prefix_with_nothing_under_it_is_empty(dw_store: Any) -> None:
     assert dw_store.list("nothing/here") == []
     assert dw_store.list("r/list/a") == [], "a leaf key has nothing under it"
     assert dw_store.list("r/other/x/") == []
+
+
+def test_list_treats_percent_underscore_and_star_literally(dw_store: Any) -> None:
+    _write(dw_store, ["p%/x", "pa/x", "p_/x", "pb/x", "p*/x", "pc/x", "p_q/x", "p%%/x"])
+    assert dw_store.list("p%") == ["p%/x"]
+    assert dw_store.list("p_") == ["p_/x"]
+    assert dw_store.list("p*") == ["p*/x"]
 
 
 def test_list_treats_matcher_syntax_in_a_prefix_literally(dw_store: Any) -> None:
