@@ -12,15 +12,16 @@ import sys
 import time
 from typing import Any
 
+from dw_testing.kit.child_env import child_environment
+from dw_testing.kit.gates import Gate, GateTimeout, Spawned
 from dw_testing.kit.workflows import APPROVAL_SCHEMA as SCHEMA
 from dw_testing.kit.workflows import approval_workflow
-
-__all__ = ["SCHEMA", "approval_workflow"]
-from dw_testing.kit.gates import Gate, GateTimeout, Spawned
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
 from reference_engine.records.outcome import decode_outcome
+
+__all__ = ["SCHEMA", "approval_workflow"]
 
 YES = '{"approved": true}'
 NO = '{"approved": false}'
@@ -30,7 +31,6 @@ REVISIONS = f"{keys.runs_root()}/*/rev/*"
 REACH_POLL_SECONDS = 0.05
 CHILD_EXIT_SECONDS = 30.0
 FAST_ROUND_TRIP = 0.0002  # seconds; local stores answer in tens of microseconds
-
 
 
 def reach(gate: Gate, spawned: Spawned[Any], *, timeout: float = 30.0) -> None:
@@ -60,9 +60,11 @@ def race_signals_in_processes(target: Any, wait_ids: list[str], *, racers: int, 
     ``target`` (uri and prefix). Every wait id is sent to all racers at once, and the next
     only after all of them answered, so the racers meet at every wait.
     """
+    env = child_environment()
     children = [subprocess.Popen([sys.executable, "-m", "conformance.engine_child"],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True) for _ in range(racers)]
+                                 stderr=subprocess.PIPE, text=True, env=env)
+                for _ in range(racers)]
     try:
         for index, child in enumerate(children):
             header = {"uri": target.uri, "prefix": target.prefix, "now": now,

@@ -11,7 +11,6 @@ whose create lets two settlers win, makes the engine lose or duplicate an outcom
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -34,6 +33,7 @@ from conformance.engine_support import (
     receipt_in_run,
     wait_records,
 )
+from dw_testing.kit.child_env import child_environment
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash
 from dw_testing.kit.gates import GatedStore
@@ -216,7 +216,7 @@ def test_a_signal_from_another_handle_is_seen_and_applied(
 
 def _cli(target: DwChildTarget, clock: FakeClock, *args: str) -> tuple[int, Any]:
     """One ``python -m reference_engine ... --json`` call on the test's corner of the store."""
-    env = {**os.environ, **clock.env, URI_ENV: target.uri, PREFIX_ENV: target.prefix}
+    env = child_environment({**clock.env, URI_ENV: target.uri, PREFIX_ENV: target.prefix})
     env.pop("DW_STORE", None)
     done = subprocess.run(
         [sys.executable, "-m", "reference_engine", *args, "--json",

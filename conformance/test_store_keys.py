@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from conformance.limits import MAX_KEY_BYTES, MAX_SEGMENT_BYTES, UNITS, key_of, segment_of
 from reference_engine.errors import InvalidKey
 
 pytestmark = pytest.mark.dw_store_contract
@@ -29,6 +30,21 @@ REFUSED_KEYS = {
     "segment over 200 bytes": "{p}/" + "\u00e9" * 101,
     "key over 1024 bytes": "{p}/" + "/".join(["k" * 100] * 10),
 }
+
+
+def _one_byte_past_the_limits(probe: str) -> dict[str, str]:
+    """A segment of 201 bytes and a key of 1025 bytes, in characters of every UTF-8 width:
+    a store that counts characters, not bytes, accepts the wider ones."""
+    shapes = {}
+    for unit in UNITS:
+        width = f"{len(unit.encode('utf-8'))}-byte characters"
+        segment = segment_of(MAX_SEGMENT_BYTES + 1, unit)
+        shapes[f"segment of {MAX_SEGMENT_BYTES + 1} bytes, {width}"] = f"{probe}/{segment}"
+        shapes[f"key of {MAX_KEY_BYTES + 1} bytes, {width}"] = key_of(
+            probe, MAX_KEY_BYTES + 1, unit)
+    return shapes
+
+
 REFUSED_PREFIXES = {
     "leading dot-dot": "../x",
     "dot-dot segment": "a/../b",
@@ -38,6 +54,8 @@ REFUSED_PREFIXES = {
     "empty segment": "a//b",
     "backslash": "a\\b",
     "NUL": "a\x00",
+    "segment of 201 bytes": "a/" + segment_of(MAX_SEGMENT_BYTES + 1, "\u00e9"),
+    "prefix of 1025 bytes": key_of("a", MAX_KEY_BYTES + 1, "\u00e9"),
 }
 
 
@@ -90,8 +108,8 @@ def test_every_refused_key_shape_raises_invalid_key_on_every_operation(
 ) -> None:
     probe = f"dwc-refused-{uuid.uuid4().hex[:12]}"
     problems: list[str] = []
-    for shape, template in REFUSED_KEYS.items():
-        key = template.replace("{p}", probe)
+    shapes = {shape: template.replace("{p}", probe) for shape, template in REFUSED_KEYS.items()}
+    for shape, key in {**shapes, **_one_byte_past_the_limits(probe)}.items():
         calls = {
             "put": lambda k=key: dw_raw_store.put(k, b"x"),
             "get": lambda k=key: dw_raw_store.get(k),

@@ -22,7 +22,11 @@ The faults (SPEC §6.4):
     in flight (S3's 409), without calling the inner store.
 ``false-to-winner``
     ``put_if_absent`` only: the first matching create that *wins* returns ``False``. It
-    stays queued past creates that lose, so it always lands on a real winner.
+    stays queued past creates that lose, so it always lands on a real winner. A store
+    that already answers ``False`` to a winner (SPEC §2.1 clause 7 lets the engine meet
+    one) does the fault's work itself: a ``False`` whose own bytes are then stored under
+    the key counts as the hit (``hit_by_store``), so the test is judged on what the code
+    under test did, not on a fault the store left nothing for.
 
 A crash (:meth:`FaultyStore.crash`) raises :class:`SimulatedCrash` and poisons the
 handle: every later call raises it too, so no ``finally`` or ``except`` in the code under
@@ -84,13 +88,18 @@ class StoreCall(NamedTuple):
 
 @dataclass
 class InjectedFault:
-    """A queued fault; ``hit`` turns ``True`` when a call takes it (``hit_key``: its key)."""
+    """A queued fault; ``hit`` turns ``True`` when a call takes it (``hit_key``: its key).
+
+    ``hit_by_store``: a ``false-to-winner`` the store itself played, answering ``False`` to
+    a create whose bytes it stored.
+    """
 
     op: str
     fault: str
     key: str | None = None
     hit: bool = False
     hit_key: str | None = None
+    hit_by_store: bool = False
     _claimed: bool = False  # taken by a call in flight
 
     def matches(self, op: str, key: str) -> bool:
@@ -221,6 +230,12 @@ class FaultyStore(StoreWrapper):
                 "them (check the op and key pattern):\n  " + "\n  ".join(left)
             )
 
+    def _put_if_absent(self, key: str, data: bytes) -> bool:
+        # The bytes go along, so a false-to-winner can tell the store already played it.
+        created: bool = self._call("put_if_absent", key,
+                                   lambda: self.inner.put_if_absent(key, data), data)
+        return created
+
     # -- machinery --------------------------------------------------------------------
 
     def _check_op(self, op: str, *, who: str) -> None:
@@ -231,7 +246,7 @@ class FaultyStore(StoreWrapper):
             raise FaultMisuse(f"{who}: the wrapped store has no put_if_absent, so no call "
                               "can ever reach this")
 
-    def _call(self, op: str, key: str, run: Callable[[], T]) -> T:
+    def _call(self, op: str, key: str, run: Callable[[], T], data: bytes | None = None) -> T:
         call = StoreCall(op, str(key))
         with self._lock:
             if self._crashed_at is not None:
@@ -250,7 +265,7 @@ class FaultyStore(StoreWrapper):
             if fault is not None and fault.fault != "false-to-winner":
                 fault._claimed = True  # one call per fault; false-to-winner is shared
         try:
-            result = self._apply(fault, call, run)
+            result = self._apply(fault, call, run, data)
         except Exception as exc:
             if crash_here:
                 with self._lock:
@@ -278,17 +293,21 @@ class FaultyStore(StoreWrapper):
             self.crash_plan.fired_at = call
         self._crashed_at = call
 
-    def _apply(self, fault: InjectedFault | None, call: StoreCall, run: Callable[[], T]) -> T:
+    def _apply(self, fault: InjectedFault | None, call: StoreCall, run: Callable[[], T],
+               data: bytes | None) -> T:
         if fault is None:
             return run()
         kind = fault.fault
         if kind == "false-to-winner":
             result = run()
+            played_by_store = (not result and not fault.hit and data is not None
+                               and self.inner.get(call.key) == data)
             with self._lock:
                 # Concurrent creates may all hold this fault; only the first winner takes it.
                 hide = bool(result) and not fault.hit
-                if hide:
+                if hide or (played_by_store and not fault.hit):
                     self._mark_hit(fault, call)
+                    fault.hit_by_store = not hide
             return False if hide else result  # type: ignore[return-value]  # bool op only
         with self._lock:
             self._mark_hit(fault, call)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from dw_testing.kit.child_env import child_environment
 from dw_testing.kit.prefixed import PrefixedStore
 from reference_engine.stores.registry import open_store
 
@@ -98,7 +99,7 @@ def run_in_children(
             child = subprocess.Popen(
                 [sys.executable, "-m", "dw_testing.kit.procs"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True,
+                text=True, env=child_environment(),
             )
             children.append(child)
             request = {"uri": target.uri, "prefix": target.prefix, "function": path,

@@ -60,8 +60,9 @@ def missing(needed: Iterable[str], capabilities: Mapping[str, bool]) -> list[str
     return [name for name in needed if not capabilities.get(name, False)]
 
 
-def skip_reason(store: str, absent: list[str]) -> str:
-    return "; ".join(capability_hint(store, name) for name in absent)
+def skip_reason(store: str, absent: list[str], source: str = "pyproject.toml") -> str:
+    """Why a test skips, and for each absent capability how to declare it (by ``source``)."""
+    return "; ".join(capability_hint(store, name, source) for name in absent)
 
 
 def conformance_test(

@@ -403,6 +403,21 @@ def aliases(entry: StoreEntry) -> set[str]:
     return names
 
 
+def names_itself(entry: StoreEntry) -> bool:
+    """Whether ``entry`` is an import path given to ``--dw-store``, whose provider's
+    ``StoreSpec(name=...)`` names it (a pyproject table, an entry point or a built-in is
+    named by that)."""
+    return IMPORT_PATH.match(entry.source) is not None
+
+
+def named_by_spec(entry: StoreEntry, spec: StoreSpec) -> StoreEntry:
+    """``entry`` renamed to the name its provider's spec chose, if it chose one."""
+    chosen = spec.name.strip()
+    if not names_itself(entry) or not chosen or IMPORT_PATH.match(chosen):
+        return entry  # a factory's spec carries its import path, not a chosen name
+    return replace(entry, name=chosen)
+
+
 def unique_ids(entries: list[StoreEntry]) -> list[StoreEntry]:
     """Give every entry a distinct test-id name (``memory``, ``memory-2``, ...)."""
     seen: dict[str, int] = {}
@@ -428,13 +443,21 @@ class EnteredStores:
 
     def spec(self, entry: StoreEntry) -> StoreSpec:
         if entry.name not in self._specs:
-            spec = self._stack.enter_context(entry.open())
-            merged = {**spec.capabilities, **entry.overrides}
-            # Handles of an async store (methods `async def`) are driven on a loop of their own.
-            self._specs[entry.name] = replace(
-                spec, name=entry.name, capabilities=merged,
-                factory=adapting(spec.factory, label=entry.name))
-            self._entries[entry.name] = entry
+            self.adopt(entry, self.enter(entry))
+        return self._specs[entry.name]
+
+    def enter(self, entry: StoreEntry) -> StoreSpec:
+        """Enter ``entry``'s provider (exited with the others) without naming it yet."""
+        return self._stack.enter_context(entry.open())
+
+    def adopt(self, entry: StoreEntry, spec: StoreSpec) -> StoreSpec:
+        """Keep an entered ``spec`` under ``entry``'s name, with its capability overrides."""
+        merged = {**spec.capabilities, **entry.overrides}
+        # Handles of an async store (methods `async def`) are driven on a loop of their own.
+        self._specs[entry.name] = replace(
+            spec, name=entry.name, capabilities=merged,
+            factory=adapting(spec.factory, label=entry.name))
+        self._entries[entry.name] = entry
         return self._specs[entry.name]
 
     def capabilities(self, entry: StoreEntry) -> dict[str, bool]:
@@ -456,14 +479,28 @@ class EnteredStores:
         self._stack.close()
 
 
-def capability_hint(store: str, capability: str) -> str:
-    """The skip reason for an undeclared capability, with how to declare it."""
-    return (
-        f"store {store} does not declare capability {capability}; declare it with "
-        f"`capabilities = {{{capability} = true}}` under [tool.dw-testing.stores.{store}] in "
-        f"pyproject.toml, `factory.capabilities = {{'{capability}': True}}`, or "
-        f"StoreSpec(capabilities=...) in a provider"
-    )
+def capability_hint(store: str, capability: str, source: str = "pyproject.toml") -> str:
+    """The skip reason for an undeclared capability, with how to declare it for ``source``.
+
+    Only a store run by its pyproject name reads ``[tool.dw-testing.stores.NAME]``: an import
+    path or URI given to ``--dw-store`` never does, so its hint says how to declare in code,
+    or how to give the store a name that then carries the declaration.
+    """
+    missing = f"store {store} does not declare capability {capability}"
+    table = f"`capabilities = {{{capability} = true}}`"
+    if source.startswith("pyproject.toml"):
+        return (f"{missing}; declare it with {table} under [tool.dw-testing.stores.{store}] in "
+                "pyproject.toml")
+    if source == "built-in":
+        return f"built-in store {store} does not have capability {capability}"
+    in_code = (f"`factory.capabilities = {{'{capability}': True}}` on the factory, or "
+               "StoreSpec(capabilities=...) in a provider")
+    if source.startswith("entry point "):
+        return f"{missing}; declare it in code: {in_code}"
+    key = "uri" if "://" in source else "obj"
+    return (f"{missing}; declare it in code: {in_code}; or name the store in pyproject.toml, "
+            f"[tool.dw-testing.stores.NAME] with {key} = \"{source}\" and {table}, and run "
+            "--dw-store=NAME")
 
 
 def known_capabilities() -> list[str]:

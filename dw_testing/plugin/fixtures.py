@@ -43,7 +43,8 @@ def _dw_capability_gate(request: pytest.FixtureRequest) -> None:
     spec: StoreSpec = request.getfixturevalue(STORE_FIXTURE)
     absent = caps_mod.missing(needed, request.getfixturevalue("dw_caps"))
     if absent:
-        pytest.skip(caps_mod.skip_reason(spec.name, absent))
+        source = dw_session(request.config).entry(spec.name).source
+        pytest.skip(caps_mod.skip_reason(spec.name, absent, source))
 
 
 @pytest.fixture

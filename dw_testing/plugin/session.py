@@ -12,6 +12,7 @@ import random
 import secrets
 import sys
 from collections.abc import Generator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +26,15 @@ from dw_testing.plugin.catalogue import (
     EnteredStores,
     StoreEntry,
     aliases,
+    named_by_spec,
+    names_itself,
     read_pyproject_tool,
     resolve,
     unique_ids,
 )
 from dw_testing.plugin.deviations import KNOWN_DEVIATIONS, KnownDeviation, from_pyproject
 from dw_testing.plugin.report import ReportBuilder, matrix, write
+from dw_testing.plugin.startup import cross_process_problem
 from reference_engine.stores.contract import close_store
 
 PLUGIN_NAME = "dw-testing-session"
@@ -80,7 +84,10 @@ class DwSession:
         self.session_id: str = worker_input.get("dw_session") or secrets.token_hex(4)
         self.worker: str = worker_input.get("workerid", "main")
         self.rootpath = config.rootpath
-        self.entries = unique_ids([
+        self.distributes = (not self.is_worker
+                            and getattr(config.option, "dist", "no") not in (None, "no"))
+        self.stores = EnteredStores()
+        self.entries = self._named_entries([
             resolve(value, session=self.session_id, rootpath=self.rootpath) for value in values
         ])
         self._by_name: dict[str, StoreEntry] = {e.name: e for e in self.entries}
@@ -93,7 +100,6 @@ class DwSession:
         self.deviations: list[KnownDeviation] = [
             *KNOWN_DEVIATIONS, *from_pyproject(tool.get("known-deviations")),
         ]
-        self.stores = EnteredStores()
         self._numbers = itertools.count(1)
         self.report = ReportBuilder()
         self.stop_errors: list[str] = []
@@ -107,6 +113,39 @@ class DwSession:
             config.pluginmanager.register(XdistHooks(self), f"{PLUGIN_NAME}-xdist")
 
     # -- stores --------------------------------------------------------------------------
+
+    def _named_entries(self, resolved: list[StoreEntry]) -> list[StoreEntry]:
+        """Unique test-id names; an import-path provider is entered now, so the name its
+        ``StoreSpec(name=...)`` chose is the one in test ids, reports and deviations."""
+        entered: list[StoreSpec | None] = []
+        named: list[StoreEntry] = []
+        for entry in resolved:
+            spec = None
+            # An xdist controller runs no test: it takes the names its workers report.
+            if names_itself(entry) and not self.distributes:
+                try:
+                    spec = self.stores.enter(entry)
+                except Exception:
+                    # Left for the first test to enter again: its error lands on the tests,
+                    # as for any other store that fails to open.
+                    spec = None
+                else:
+                    entry = named_by_spec(entry, spec)
+            entered.append(spec)
+            named.append(entry)
+        unique = unique_ids(named)
+        for entry, spec in zip(unique, entered, strict=True):
+            if spec is not None:
+                self.stores.adopt(entry, spec)
+        return unique
+
+    def adopt_worker_names(self, names: list[str]) -> None:
+        """Take the names the workers gave the stores (their providers named them)."""
+        if len(names) != len(self.entries):
+            return
+        self.entries = [replace(entry, name=name) for entry, name in zip(self.entries, names,
+                                                                          strict=True)]
+        self._by_name = {e.name: e for e in self.entries}
 
     def entry(self, name: str | None) -> StoreEntry:
         if name is None:
@@ -179,6 +218,22 @@ class DwSession:
 
                 profiles.apply(item.function)  # the plain function, even for methods
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Stop the run at once when a store's cross-process tests cannot open it."""
+        if not self.active:
+            return
+        crossing = {self._store_of(item) for item in session.items
+                    if STORE_FIXTURE in getattr(item, "fixturenames", ())
+                    and "cross_process" in caps_mod.required(item)}
+        for entry in self.entries:
+            if entry.name not in crossing:
+                continue
+            if not self.stores.capabilities(entry).get("cross_process", False):
+                continue
+            problem = cross_process_problem(entry.name, self.stores.spec(entry))
+            if problem is not None:
+                pytest.exit(f"dw-testing: {problem}", returncode=pytest.ExitCode.USAGE_ERROR)
+
     def _store_of(self, item: pytest.Item) -> str:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and STORE_FIXTURE in callspec.params:
@@ -209,6 +264,10 @@ class DwSession:
         history = None if call.excinfo is None else run_facts.history_of(call.excinfo.value)
         if history is not None:
             report.user_properties.append(("dw_history", history))
+        if (report.failed and self.active and self.seed is not None
+                and STORE_FIXTURE in getattr(item, "fixturenames", ())):
+            # The failure may hang on the seed (Hypothesis examples, the suite's randomness).
+            report.sections.append(("dw-testing seed", self.replay_hint()))
         if call.excinfo is not None and _is_budget_exhausted(call.excinfo.value):
             report.user_properties.append(("dw_outcome", "UNKNOWN"))
             message = _first_line(str(call.excinfo.value))
@@ -242,6 +301,7 @@ class DwSession:
         if self.is_worker:
             output = session.config.workeroutput  # type: ignore[attr-defined]
             output["dw_leftovers"] = leftovers
+            output["dw_store_names"] = [entry.name for entry in self.entries]
             output["dw_stop_errors"] = self.stop_errors
             return
         for store, count in leftovers.items():
@@ -259,6 +319,11 @@ class DwSession:
             return [entry.name for entry in self.entries]
         return sorted({r.store for r in self.report.results})
 
+    def replay_hint(self) -> str:
+        """The run's seed and the options that replay it."""
+        return (f"seed {self.seed}, profile {self.profile}: replay with "
+                f"--dw-seed={self.seed} --dw-profile={self.profile}")
+
     def pytest_report_header(self) -> list[str]:
         if not self.active:
             return []
@@ -273,6 +338,8 @@ class DwSession:
             return
         line = terminalreporter.write_line
         terminalreporter.section("dw-testing capabilities")
+        if self.seed is not None:
+            line(self.replay_hint())
         for store in self.store_names():
             cells = matrix(r for r in results if r.store == store)
             summary = ", ".join(f"{name} {cell['outcome']}" for name, cell in cells.items())
@@ -309,6 +376,7 @@ class XdistHooks:
         for store, count in (output.get("dw_leftovers") or {}).items():
             self.session.report.add_leftovers(store, count)
         self.session.stop_errors.extend(output.get("dw_stop_errors") or [])
+        self.session.adopt_worker_names(list(output.get("dw_store_names") or []))
 
 
 def _outcome(report: pytest.TestReport, props: dict[str, object]) -> tuple[str | None, str]:

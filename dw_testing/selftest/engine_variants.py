@@ -304,6 +304,16 @@ ENGINE_UNKILLABLE_STORE_MUTANTS: Mapping[str, str] = {
     "handles (threads, processes), and every handle has its own event loop in its own "
     "thread, which the mutant's thread lock keeps apart; only creates racing as tasks on "
     "one loop pass its check together",
+    "glob_matched_list": "the engine lists only its own roots and run prefixes, built from "
+    "fixed words, UUIDs and zero-padded numbers: no glob syntax to misread",
+    "empty_prefix_lists_nothing": "the engine always lists under one of its roots, never the "
+    "empty prefix, and the suite reaches the store through a non-empty PrefixedStore prefix",
+    "first_page_list": "no engine-level test writes anywhere near 1000 records under one "
+    "prefix; the store-level suite lists over two pages' worth",
+    "truncated_long_segments": "the engine's key segments are fixed words, UUIDs and "
+    "zero-padded numbers, far below 128 bytes",
+    "cannot_nest_keys": "no engine key lies beneath another: every record is a leaf under "
+    "runs/<id>/rev/, waits/, outcomes/ or claims/<id>/",
 }
 
 def variant_named(name: str) -> EngineVariant:

@@ -280,3 +280,31 @@ def test_create_results_pass_through_untouched() -> None:
             return None  # type: ignore[return-value]  # a broken store the suite must see
 
     assert FaultyStore(SloppyStore()).put_if_absent("k", b"") is None
+
+
+class FalseToEveryWinner(MemoryStore):
+    """A store that answers False to the create that won (SPEC §2.1 clause 7)."""
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        super().put_if_absent(key, data)
+        return False
+
+
+def test_false_to_winner_on_a_store_that_already_answers_false_counts_as_hit() -> None:
+    inner = FalseToEveryWinner()
+    faulty = FaultyStore(inner)
+    fault = faulty.inject("put_if_absent", "false-to-winner", key="fresh")
+    assert faulty.put_if_absent("fresh", b"mine") is False
+    assert fault.hit and fault.hit_by_store and fault.hit_key == "fresh"
+    faulty.assert_all_hit()  # the harness blames nothing: the store played the fault
+
+
+def test_false_to_winner_is_not_taken_by_a_loser_whose_bytes_were_not_stored() -> None:
+    inner = FalseToEveryWinner()
+    inner.put("taken", b"old")
+    faulty = FaultyStore(inner)
+    fault = faulty.inject("put_if_absent", "false-to-winner")
+    assert faulty.put_if_absent("taken", b"new") is False
+    assert not fault.hit
+    with pytest.raises(AssertionError, match="never hit"):
+        faulty.assert_all_hit()

@@ -168,14 +168,42 @@ def test_an_unknown_store_name_lists_the_known_ones(pytester: pytest.Pytester) -
     result.stderr.fnmatch_lines(["*unknown store name 'memroy'; known names: memory, file,*"])
 
 
-def test_an_undeclared_capability_skips_with_the_way_to_declare_it(
+def test_a_built_in_store_without_a_capability_says_it_lacks_it(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(test_caps=CAPS_TEST)
     result = pytester.runpytest("-rs", "test_caps.py", "--dw-store=memory")
     result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*built-in store memory does not have capability cross_process*"])
+
+
+def test_an_import_path_store_is_told_to_declare_in_code_or_by_a_pyproject_name(
+    stores_module: pytest.Pytester,
+) -> None:
+    stores_module.makepyfile(test_caps=CAPS_TEST)
+    result = stores_module.runpytest("-rs", "test_caps.py", "--dw-store=dwstores:dict_factory")
+    result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines([
-        "*store memory does not declare capability cross_process; declare it with*",
+        "*store dict_factory does not declare capability cross_process; declare it in code: "
+        "`factory.capabilities = {'cross_process': True}`*; or name the store in "
+        "pyproject.toml, [[]tool.dw-testing.stores.NAME[]] with obj = \"dwstores:dict_factory\"*"
+        "--dw-store=NAME*",
+    ])
+    # The table named after the factory would be ignored for an import path: never suggested.
+    assert "tool.dw-testing.stores.dict_factory" not in result.stdout.str()
+
+
+def test_a_pyproject_store_is_told_to_declare_in_its_table(
+    stores_module: pytest.Pytester,
+) -> None:
+    stores_module.makepyprojecttoml(
+        '[tool.dw-testing.stores.mine]\nobj = "dwstores:dict_factory"\n')
+    stores_module.makepyfile(test_caps=CAPS_TEST)
+    result = stores_module.runpytest("-rs", "test_caps.py", "--dw-store=mine")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines([
+        "*store mine does not declare capability cross_process; declare it with "
+        "`capabilities = {cross_process = true}` under [[]tool.dw-testing.stores.mine[]]*",
     ])
 
 

@@ -54,7 +54,7 @@ def test_conformance_test_marks_level_and_requirements(pytester: pytest.Pytester
     result = pytester.runpytest("test_mine.py", "--dw-store=memory", "-m", "dw_store_contract",
                                 "-rs")
     result.assert_outcomes(skipped=1, deselected=1)
-    result.stdout.fnmatch_lines(["*does not declare capability cross_process*"])
+    result.stdout.fnmatch_lines(["*store memory does not have capability cross_process*"])
 
 
 def test_conformance_test_refuses_unknown_names() -> None:

@@ -37,6 +37,14 @@ HAND_BROKEN = {
     "async_check_then_write_create":
         "test_coroutines_racing_to_create_one_key_on_one_loop_have_exactly_one_winner",
 }
+# Defects the suite once let through (issue 13), and the test that now catches each.
+BLIND_SPOTS = {
+    "glob_matched_list": "test_list_treats_matcher_syntax_in_a_prefix_literally",
+    "empty_prefix_lists_nothing": "test_the_stores_own_list_of_the_empty_prefix_includes_every",
+    "first_page_list": "test_list_returns_every_key_under_a_prefix_holding_over_two_backend",
+    "truncated_long_segments": "test_segments_of_exactly_200_bytes_are_accepted_and_kept_apart",
+    "cannot_nest_keys": "test_a_key_and_keys_beneath_it_coexist",
+}
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +94,24 @@ def test_a_hand_broken_store_fails_the_suite_where_expected(
     assert any(name.startswith(HAND_BROKEN[mutant]) for name in killers), (
         f"{mutant} was killed only by {killers}; {HAND_BROKEN[mutant]} must catch it"
     )
+
+
+@pytest.mark.parametrize("mutant", sorted(BLIND_SPOTS))
+def test_a_former_blind_spot_is_caught_by_its_test(matrix: KillMatrix, mutant: str) -> None:
+    killers = [short_name(t) for t in matrix.killed_by(mutant)]
+    assert any(name.startswith(BLIND_SPOTS[mutant]) for name in killers), (
+        f"{mutant} was killed only by {killers}; {BLIND_SPOTS[mutant]} must catch it"
+    )
+
+
+def test_list_is_checked_on_a_store_that_cannot_nest_keys(matrix: KillMatrix) -> None:
+    # The list tests write no key beneath another, so they judge list itself: on a store
+    # whose only defect is nesting, every one of them passes.
+    list_tests = [t for t in matrix.tests if t.startswith("conformance/test_store_list.py")]
+    assert len(list_tests) >= 9
+    failed = [short_name(t) for t in list_tests
+              if matrix.outcomes.get(("cannot_nest_keys", t)) != "PASS"]
+    assert not failed, f"these list tests depend on nested keys: {failed}"
 
 
 def test_every_test_listed_as_unkillable_exists(matrix: KillMatrix) -> None:

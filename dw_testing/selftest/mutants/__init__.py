@@ -21,8 +21,20 @@ from dw_testing.selftest.mutants.create import (
     SameValueWinsAgain,
 )
 from dw_testing.selftest.mutants.delete import DeleteBlocksRecreate, DeleteMissingRaises
-from dw_testing.selftest.mutants.keys import AcceptsTraversalKeys, CaseFoldedKeys
-from dw_testing.selftest.mutants.listing import DirectChildrenList, NamePrefixList, UnsortedList
+from dw_testing.selftest.mutants.keys import (
+    AcceptsTraversalKeys,
+    CannotNestKeys,
+    CaseFoldedKeys,
+    TruncatedLongSegments,
+)
+from dw_testing.selftest.mutants.listing import (
+    DirectChildrenList,
+    EmptyPrefixListsNothing,
+    FirstPageList,
+    GlobMatchedList,
+    NamePrefixList,
+    UnsortedList,
+)
 from dw_testing.selftest.mutants.processes import RacyBetweenProcesses, racy_between_processes
 from dw_testing.selftest.mutants.readwrite import (
     EmptyValueAsNone,
@@ -64,6 +76,11 @@ accepts_traversal_keys = memory_provider("accepts_traversal_keys", AcceptsTraver
 async_check_then_write_create = memory_provider(
     "async_check_then_write_create", AsyncCheckThenWriteCreate
 )
+glob_matched_list = memory_provider("glob_matched_list", GlobMatchedList)
+empty_prefix_lists_nothing = memory_provider("empty_prefix_lists_nothing", EmptyPrefixListsNothing)
+first_page_list = memory_provider("first_page_list", FirstPageList)
+truncated_long_segments = memory_provider("truncated_long_segments", TruncatedLongSegments)
+cannot_nest_keys = memory_provider("cannot_nest_keys", CannotNestKeys)
 
 # (name, the class carrying the defect, SPEC §6.6 section) in the order of the SPEC.
 _STORE_DEFECTS: tuple[tuple[str, type, str], ...] = (
@@ -88,8 +105,13 @@ _STORE_DEFECTS: tuple[tuple[str, type, str], ...] = (
     ("name_prefix_list", NamePrefixList, "List"),
     ("direct_children_list", DirectChildrenList, "List"),
     ("unsorted_list", UnsortedList, "List"),
+    ("glob_matched_list", GlobMatchedList, "List"),
+    ("empty_prefix_lists_nothing", EmptyPrefixListsNothing, "List"),
+    ("first_page_list", FirstPageList, "List"),
     ("case_folded_keys", CaseFoldedKeys, "Keys"),
     ("accepts_traversal_keys", AcceptsTraversalKeys, "Keys"),
+    ("truncated_long_segments", TruncatedLongSegments, "Keys"),
+    ("cannot_nest_keys", CannotNestKeys, "Keys"),
 )
 
 
@@ -113,6 +135,7 @@ __all__ = [
     "Provider",
     "accepts_traversal_keys",
     "async_check_then_write_create",
+    "cannot_nest_keys",
     "case_folded_keys",
     "check_then_write_create",
     "conflict_reported_as_exists",
@@ -120,9 +143,12 @@ __all__ = [
     "delete_blocks_recreate",
     "delete_missing_raises",
     "direct_children_list",
+    "empty_prefix_lists_nothing",
     "empty_value_as_none",
     "false_during_concurrent_delete",
     "false_to_winner",
+    "first_page_list",
+    "glob_matched_list",
     "in_place_create",
     "loses_write_on_reopen",
     "name_prefix_list",
@@ -131,6 +157,7 @@ __all__ = [
     "same_value_wins_again",
     "stale_cache_after_create",
     "torn_put",
+    "truncated_long_segments",
     "truncates_large_values",
     "unshared_handles",
     "unsorted_list",

@@ -5,7 +5,11 @@ from __future__ import annotations
 import unicodedata
 
 from dw_testing.selftest.mutants.base import CorrectStore
+from reference_engine.errors import StoreError
 from reference_engine.stores.keys import validate_key, validate_prefix
+
+# Below the 200-byte segment limit, as a filename scheme that keeps 128 bytes would be.
+KEPT_SEGMENT_BYTES = 128
 
 
 def _caseless(text: str) -> str:
@@ -43,3 +47,51 @@ class AcceptsTraversalKeys(CorrectStore):
             validate_prefix(_hide_traversal(prefix))
             return prefix.rstrip("/") if prefix != "" else ""
         return validate_prefix(prefix)
+
+
+def _truncated(key: str) -> str:
+    kept = []
+    for segment in key.split("/"):
+        encoded = segment.encode("utf-8")[:KEPT_SEGMENT_BYTES]
+        kept.append(encoded.decode("utf-8", errors="ignore"))
+    return "/".join(kept)
+
+
+class TruncatedLongSegments(CorrectStore):
+    """Each key segment is stored cut to its first 128 UTF-8 bytes, as a filename scheme with
+    a short name limit would: two long segments that differ only after byte 128 are one
+    record, and ``list`` shows the cut name."""
+
+    def checked_key(self, key: str, op: str) -> str:
+        return _truncated(validate_key(key, op=op))
+
+    def checked_prefix(self, prefix: str) -> str:
+        return _truncated(validate_prefix(prefix))
+
+
+class CannotNestKeys(CorrectStore):
+    """A key and a key beneath it cannot both exist, as on a filesystem that stores ``a`` as
+    a file and so cannot make ``a/b``: writing either raises ``StoreError``; every other
+    call is correct."""
+
+    def _refuse_nesting(self, name: str, op: str) -> None:
+        parts = name.split("/")
+        ancestors = {"/".join(parts[:i]) for i in range(1, len(parts))}
+        with self.backing.lock:
+            clash = next((k for k in self.backing.records
+                          if k in ancestors or k.startswith(name + "/")), None)
+        if clash is not None:
+            raise StoreError(f"cannot {op} key of {len(name)} chars: a record on its path "
+                             "is a file, not a directory")
+
+    def put(self, key: str, data: bytes) -> None:
+        self._refuse_nesting(self.checked_key(key, "put"), "put")
+        super().put(key, data)
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        name = self.checked_key(key, "put_if_absent")
+        with self.backing.lock:
+            if name in self.backing.records:
+                return False
+            self._refuse_nesting(name, "put_if_absent")
+            return super().put_if_absent(key, data)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import fnmatch
+
 from dw_testing.selftest.mutants.base import CorrectStore
 from reference_engine.stores.keys import is_under
+
+# S3 ListObjectsV2 and GCS objects.list both answer at most 1000 names a page.
+BACKEND_PAGE_SIZE = 1000
 
 
 class NamePrefixList(CorrectStore):
@@ -32,3 +37,38 @@ class UnsortedList(CorrectStore):
         normalised = self.checked_prefix(prefix)
         with self.backing.lock:
             return [k for k in self.backing.records if is_under(k, normalised)]
+
+
+class GlobMatchedList(CorrectStore):
+    """``list`` asks a glob matcher for ``<prefix>/*`` with the prefix unescaped, as a Redis
+    adapter does with ``SCAN MATCH``, then keeps the names that start with ``<prefix>/``:
+    ``*`` and ``?`` only widen the scan, but ``list("g[1]")`` looks for ``g1/...`` and
+    returns nothing."""
+
+    def list(self, prefix: str) -> list[str]:
+        normalised = self.checked_prefix(prefix)
+        if normalised == "":
+            return super().list(prefix)
+        pattern = f"{normalised}/*"
+        with self.backing.lock:
+            scanned = [k for k in self.backing.records if fnmatch.fnmatchcase(k, pattern)]
+        return sorted(k for k in scanned if is_under(k, normalised))
+
+
+class EmptyPrefixListsNothing(CorrectStore):
+    """``list("")`` returns ``[]`` instead of every key (the adapter builds ``"" + "/"`` and
+    finds no name starting with ``/``); every non-empty prefix lists correctly."""
+
+    def list(self, prefix: str) -> list[str]:
+        if self.checked_prefix(prefix) == "":
+            return []
+        return super().list(prefix)
+
+
+class FirstPageList(CorrectStore):
+    """``list`` returns only the first page of a paged backend listing: at most 1000 keys,
+    the first 1000 in order, as an S3 or GCS adapter that never follows the continuation
+    token does."""
+
+    def list(self, prefix: str) -> list[str]:
+        return super().list(prefix)[:BACKEND_PAGE_SIZE]

