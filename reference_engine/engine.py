@@ -48,11 +48,10 @@ from reference_engine.records.run_store import newest_revision, revision_numbers
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
 from reference_engine.refusals import Refusal
 from reference_engine.run_timeline import RunTimeline, build_timeline
+from reference_engine.scheduling import FULL_SCAN_EVERY_S, Schedule
 from reference_engine.stores.contract import ControlPlaneStore, supports_create
 from reference_engine.stores.keys import key_problem
 from reference_engine.waits.delivery import Request, deliver
-from reference_engine.waits.outcomes import WaitFacts, outcome_at
-from reference_engine.waits.registration import read_registration
 from reference_engine.workflows.errors import WorkflowError
 from reference_engine.workflows.loader import parse_workflow, with_inputs
 from reference_engine.workflows.model import Workflow
@@ -70,7 +69,8 @@ class Engine:
     def __init__(self, store: ControlPlaneStore, clock: Clock, *, host: str | None = None,
                  lease_ttl_ms: int = 30_000, progress: Callable[[str], None] | None = None,
                  sleeper: Callable[[float], object] | None = None,
-                 claim_patience: bool = True, claim_looks: Path | None = None) -> None:
+                 claim_patience: bool = True, claim_looks: Path | None = None,
+                 full_scan_every: float | None = FULL_SCAN_EVERY_S) -> None:
         self.store = store
         self.clock = clock
         self.host = host
@@ -81,6 +81,7 @@ class Engine:
         self.claims = ClaimBook(store, clock, host=host, ttl_ms=lease_ttl_ms,
                                 sleeper=self.sleeper, patience=claim_patience,
                                 looks_path=claim_looks)
+        self.schedule = Schedule(store, clock, full_scan_every)
 
     # --- helpers ----------------------------------------------------------------------
 
@@ -287,19 +288,18 @@ class Engine:
                           {"runId": run_id})
         if self.creates:
             self.claims.take(run_id)
-        wait_ids: set[str] = set()
+        waits: dict[str, float] = {}
         if isinstance(newest.decoded, Found):
-            wait_ids.update(newest.decoded.record.wait_refs())
-        delete_run_records(self.store, run_id, wait_ids)
+            refs = newest.decoded.record.wait_refs()
+            waits = {wid: ref.deadline for wid, (_name, ref) in refs.items()}
+        delete_run_records(self.store, run_id, waits)
         self.progress(f"run {run_id} deleted")
 
     # --- listing ----------------------------------------------------------------------
 
-    def open_waits(self) -> list[OpenWait]:
-        """Open waits by deadline; settles overdue ones, then runs the sweep."""
-        waits = list_open_waits(self.store, self.clock.now())
-        self.sweep()
-        return waits
+    def open_waits(self, *, workflow: str | None = None) -> list[OpenWait]:
+        """Open waits by deadline (of one workflow, when named); settles overdue ones."""
+        return list_open_waits(self.store, self.clock.now(), workflow=workflow)
 
     def runs(self) -> list[dict[str, Any]]:
         found = []
@@ -341,55 +341,36 @@ class Engine:
 
     # --- the scheduler ----------------------------------------------------------------
 
-    def _ready(self, record: RunRecord) -> bool:
-        now = self.clock.now()
-        for step in record.waiting_steps().values():
-            assert step.wait is not None
-            reg = read_registration(self.store, step.wait.id)
-            raw = reg.raw if isinstance(reg, Found) else None
-            facts = WaitFacts.of(step.wait.id, record.run_id, record.workflow,
-                                 step.wait.deadline, raw)
-            if isinstance(outcome_at(self.store, facts, now), Absent):
-                return False
-        return True
-
-    def _candidates(self) -> list[tuple[str, str]]:
-        """``(runId, status)`` of runs a pass may resume: suspended runs whose waits all
-        have outcomes, and runs left ``running`` (a live owner answers ``busy``; a dead
-        one's stale claim is taken over, so a killed scheduler or ``dw run`` loses nothing)."""
-        found = []
-        for run_id in run_ids(self.store):
-            newest = newest_revision(self.store, run_id)
-            if not isinstance(newest.decoded, Found):
-                continue
-            record = newest.decoded.record
-            if record.status == RUNNING or (record.status == SUSPENDED
-                                            and self._ready(record)):
-                found.append((run_id, record.status))
-        return found
-
     def ready_runs(self) -> list[str]:
-        """Suspended runs whose waits all have outcomes: what a scheduler pass would resume."""
+        """Suspended runs whose waits all have outcomes: what the next scheduler pass
+        would resume (a full scan when one is due, else through the index)."""
         if not self.creates:
             raise self._unsupported("serve runs")
-        return [run_id for run_id, status in self._candidates() if status == SUSPENDED]
+        planned = self.schedule.plan(dry=True)
+        return [run_id for run_id, status in planned.candidates if status == SUSPENDED]
 
-    def serve_once(self) -> list[str]:
+    def serve_once(self, *, full_scan: bool | None = None) -> list[str]:
         """One scheduler pass through the ordinary resume path under the ordinary claim.
 
-        A ``busy`` run is skipped (someone else holds it); a run that someone else
-        resumed between the look and the claim is left alone. Returns the run ids this
-        pass resumed.
+        The pass looks at the runs the index names (ready hints, deadlines that passed),
+        or at every run when ``full_scan`` is true or one is due (the first pass, then
+        every ``full_scan_every`` seconds; see ``scheduling.py``). A ``busy`` run is
+        skipped (someone else holds it) and tried again next pass; a run that someone
+        else resumed between the look and the claim is left alone. Returns the run ids
+        this pass resumed.
         """
         if not self.creates:
             raise self._unsupported("serve runs")
+        planned = self.schedule.plan(full_scan)
         resumed = []
-        for run_id, _status in self._candidates():
+        for run_id, _status in planned.candidates:
             try:
                 view = self._resume(run_id, patience=False, scheduled=True)
             except Refusal as refusal:
                 self.progress(f"serve: skipped run {run_id}: {refusal.kind}")
+                planned.skipped(run_id, refusal.kind)
                 continue
+            planned.handled(run_id)
             if view is not None:
                 resumed.append(run_id)
         return resumed

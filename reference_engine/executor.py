@@ -408,7 +408,8 @@ def apply_outcomes(store: Any, record: RunRecord, now: float, *,
         reg_raw = reg.raw if isinstance(reg, Found) else None
         schema = reg.record.schema if isinstance(reg, Found) else ref.schema
         facts = WaitFacts.of(ref.id, record.run_id, record.workflow, ref.deadline, reg_raw)
-        decoded = outcome_at(store, facts, now)
+        # No ready hint: this resume applies what it settles in the consume below.
+        decoded = outcome_at(store, facts, now, hint=False)
         if isinstance(decoded, Unreadable) or isinstance(reg, Unreadable):
             updated = fail_wait(updated, name, step, "wait_unreadable", at=now)
             continue
