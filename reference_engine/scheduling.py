@@ -32,14 +32,18 @@ MAX_DUE_MINUTES = 60  # more minutes than this since the last look: a full scan 
 
 
 def is_ready(store: Any, record: RunRecord, now: float) -> bool:
-    """Whether every waiting step of ``record`` has an outcome (settling overdue ones)."""
+    """Whether every waiting step of ``record`` has an outcome (settling overdue ones).
+
+    A timeout settled here leaves no ready hint: this pass acts on it at once, a busy run
+    is remembered for the next pass, and a scheduler that dies starts with a full scan.
+    """
     for step in record.waiting_steps().values():
         assert step.wait is not None
         reg = read_registration(store, step.wait.id)
         raw = reg.raw if isinstance(reg, Found) else None
         facts = WaitFacts.of(step.wait.id, record.run_id, record.workflow,
                              step.wait.deadline, raw)
-        if isinstance(outcome_at(store, facts, now), Absent):
+        if isinstance(outcome_at(store, facts, now, hint=False), Absent):
             return False
     return True
 
