@@ -53,17 +53,17 @@ def read_outcome(store: Any, wait_id: str, run_id: str | None = None) -> Decoded
 
 
 def settle(store: Any, outcome: Outcome, *, hint: bool = True) -> Decoded[Outcome]:
-    """Create the outcome unless one exists, then return what is stored; then, with
-    ``hint``, leave the run's ready hint (a loser leaves it too: that repairs a winner
-    that died between its outcome and its hint).
+    """Create the outcome unless one exists, then return what is stored. The winner,
+    with ``hint``, then leaves the run's ready hint. A loser leaves none: the winner's
+    is on its way, and a loser that raced a cancel would leave a hint of an ended run.
 
     Absent means the record was deleted between the create and the read: the run ended.
     """
     stored = create_then_read(store, keys.outcome_key(outcome.wait_id), outcome.encode())
     decoded = decode_outcome(stored, outcome.wait_id, outcome.run_id)
-    if hint and not isinstance(decoded, Absent):
-        kind = decoded.record.kind if isinstance(decoded, Found) else "unreadable"
-        leave_ready_hint(store, outcome.run_id, outcome.wait_id, kind, outcome.settled_at)
+    if hint and isinstance(decoded, Found) and settled_by(decoded.record, outcome):
+        leave_ready_hint(store, outcome.run_id, outcome.wait_id, outcome.kind,
+                         outcome.settled_at)
     return decoded
 
 
