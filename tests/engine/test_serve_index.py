@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from engine_helpers import MakeEngine
 
-from dw_testing.clock import FakeClock
-from dw_testing.faults import FaultyStore
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.faults import FaultyStore
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
