@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
+
+if TYPE_CHECKING:  # rich is imported when something is printed, not when dw starts
+    from rich.console import Console
 
 JSON_KEY = "dw.json"
 COMMAND_KEY = "dw.command"
@@ -19,6 +19,8 @@ PIPE_WIDTH = 160  # rich assumes 80 columns off a terminal, which would squeeze 
 
 
 def stdout_console() -> Console:
+    from rich.console import Console
+
     # Created per call so click's CliRunner (which swaps sys.stdout) sees the output.
     # markup=False: names and messages come from users and must print literally.
     console = Console(markup=False, highlight=False, soft_wrap=False)
@@ -28,11 +30,15 @@ def stdout_console() -> Console:
 
 
 def stderr_console() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True, markup=False, highlight=False)
 
 
 def emit_json(value: Any) -> None:
     """Machine output: one JSON document on stdout."""
+    import json
+
     click.echo(json.dumps(value, indent=2))
 
 
@@ -54,6 +60,8 @@ def progress(text: str) -> None:
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
           *, id_columns: Sequence[str] = ()) -> None:
     """A rich table on stdout. Id columns never wrap or shrink, so they can be copied."""
+    from rich.table import Table
+
     cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
     grid = Table(title=title, title_justify="left", show_lines=False)
     for index, name in enumerate(columns):

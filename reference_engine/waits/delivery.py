@@ -1,9 +1,9 @@
 """Delivery of a signal or a typed answer (SPEC §4.5).
 
 Delivery writes only the outcome record and its ready hint for the scheduler (and, at
-most, a lazy ``timed_out`` or the rebuilt registration of a legacy run). It never takes the run claim and never writes
-a run revision: the run changes only at the next resume. A static test reads this
-source to keep it that way.
+most, a lazy ``timed_out`` or the rebuilt registration of a legacy run). It never takes
+the run claim and never writes a run revision: the run changes only at the next resume.
+A static test reads this source to keep it that way.
 """
 
 from __future__ import annotations
