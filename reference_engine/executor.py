@@ -10,10 +10,8 @@ and the executor stops with ``busy`` and writes nothing more.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import re
-import subprocess
 import threading
 import types
 from collections.abc import Callable, Mapping
@@ -326,6 +324,8 @@ class Executor:
                 self.claim.ensure_held()
 
     def _shell(self, command: str) -> tuple[str, Any, str | None]:
+        import subprocess  # only a shell step needs it; a resume from the CLI often has none
+
         with self._keep_alive():
             done = subprocess.run(command, shell=True, capture_output=True, text=True,
                                   check=False)
@@ -336,6 +336,8 @@ class Executor:
         return SUCCEEDED, result, None
 
     def _python(self, target: str, context: dict[str, Any]) -> tuple[str, Any, str | None]:
+        import importlib
+
         module_name, _, function_name = target.partition(":")
         function = getattr(importlib.import_module(module_name), function_name)
         frozen = types.MappingProxyType(json.loads(json.dumps(

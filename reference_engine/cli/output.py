@@ -1,4 +1,7 @@
-"""Where output goes: results on stdout (JSON or readable text), progress and notes on stderr."""
+"""Where output goes: results on stdout (JSON or readable text), progress and notes on stderr.
+
+Lines go out through click; rich is imported only to draw a table.
+"""
 
 from __future__ import annotations
 
@@ -29,12 +32,6 @@ def stdout_console() -> Console:
     return console
 
 
-def stderr_console() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, markup=False, highlight=False)
-
-
 def emit_json(value: Any) -> None:
     """Machine output: one JSON document on stdout."""
     import json
@@ -42,19 +39,29 @@ def emit_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2))
 
 
+# The control codes rich drops from printed text: a name or message that came from a user
+# must not ring the bell, backspace over an id or return the cursor. click.echo leaves
+# off styles, and strips escape sequences, when the stream is not a terminal.
+_CONTROL_CODES = {7: None, 8: None, 11: None, 12: None, 13: None}
+
+
+def plain(text: str) -> str:
+    return text.translate(_CONTROL_CODES)
+
+
 def say(text: str) -> None:
     """One line of readable output on stdout, never wrapped (ids must stay copyable)."""
-    stdout_console().print(text, soft_wrap=True)
+    click.echo(plain(text))
 
 
 def note(text: str) -> None:
     """Progress or a hint, on stderr so stdout stays clean for pipes."""
-    stderr_console().print(text, soft_wrap=True)
+    click.echo(plain(text), err=True)
 
 
 def progress(text: str) -> None:
     """The engine's progress callback."""
-    stderr_console().print(f"  - {text}", soft_wrap=True, style="dim")
+    click.echo(click.style(f"  - {plain(text)}", dim=True), err=True)
 
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
