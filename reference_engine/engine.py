@@ -44,6 +44,7 @@ from reference_engine.records.run import (
     SUSPENDED,
     RunRecord,
 )
+from reference_engine.records.run_states import STATUSES, indexed
 from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
 from reference_engine.refusals import Refusal
@@ -217,7 +218,7 @@ class Engine:
                 self._release(claim)
                 return run_view(record)
             workflow = parse_workflow(record.source)
-            saver = FencedSaver(self.store, self.clock, claim, True)
+            saver = FencedSaver(self.store, self.clock, claim, True, record.status)
             try:
                 # A suspended run needs every wait decided; a run left running by a dead
                 # owner first finishes its level, so its open waits simply stay open.
@@ -271,7 +272,7 @@ class Engine:
                               f"running or suspended run can be cancelled. See it: "
                               f"dw show {run_id}", {"runId": run_id, "status": record.status})
             else:
-                saver = FencedSaver(self.store, self.clock, claim, True)
+                saver = FencedSaver(self.store, self.clock, claim, True, record.status)
                 record = end_run(self.store, record, CANCELLED, self.clock.now(), saver,
                                  {"type": "run_cancelled"}, self._snapshot(record))
                 self.progress(f"run {run_id} cancelled")
@@ -289,10 +290,12 @@ class Engine:
         if self.creates:
             self.claims.take(run_id)
         waits: dict[str, float] = {}
+        workflow: str | None = None
         if isinstance(newest.decoded, Found):
             refs = newest.decoded.record.wait_refs()
             waits = {wid: ref.deadline for wid, (_name, ref) in refs.items()}
-        delete_run_records(self.store, run_id, waits)
+            workflow = newest.decoded.record.workflow
+        delete_run_records(self.store, run_id, waits, workflow)
         self.progress(f"run {run_id} deleted")
 
     # --- listing ----------------------------------------------------------------------
@@ -301,18 +304,33 @@ class Engine:
         """Open waits by deadline (of one workflow, when named); settles overdue ones."""
         return list_open_waits(self.store, self.clock.now(), workflow=workflow)
 
-    def runs(self) -> list[dict[str, Any]]:
+    def runs(self, *, statuses: tuple[str, ...] = (),
+             workflow: str | None = None) -> list[dict[str, Any]]:
+        """Every run with its status: one list and one read per run. With ``statuses`` or
+        ``workflow``, only the runs the listing's index files there, each read to confirm
+        it (see ``records/run_states.py``)."""
+        if not statuses and workflow is None:
+            every = (self._listed(run_id) for run_id in run_ids(self.store))
+            return [listed for listed in every if listed]
         found = []
-        for run_id in run_ids(self.store):
-            newest = newest_revision(self.store, run_id)
-            if isinstance(newest.decoded, Found):
-                r = newest.decoded.record
-                found.append({"runId": run_id, "workflow": r.workflow, "status": r.status,
-                              "updatedAt": iso(r.updated_at)})
-            elif not isinstance(newest.decoded, Absent):
-                found.append({"runId": run_id, "workflow": "", "status": "unreadable",
-                              "updatedAt": ""})
+        wanted = statuses or STATUSES
+        named = sorted({run_id for _s, _w, run_id in indexed(self.store, wanted, workflow)})
+        for run_id in named:
+            listed = self._listed(run_id)
+            if listed.get("status") in wanted and workflow in (None, listed.get("workflow")):
+                found.append(listed)
         return found
+
+    def _listed(self, run_id: str) -> dict[str, Any]:
+        """A run's line in ``runs()``; empty when it has no revision."""
+        newest = newest_revision(self.store, run_id)
+        if isinstance(newest.decoded, Found):
+            r = newest.decoded.record
+            return {"runId": run_id, "workflow": r.workflow, "status": r.status,
+                    "updatedAt": iso(r.updated_at)}
+        if isinstance(newest.decoded, Absent):
+            return {}
+        return {"runId": run_id, "workflow": "", "status": "unreadable", "updatedAt": ""}
 
     def show(self, run_id: str) -> dict[str, Any]:
         r = self._record(run_id)

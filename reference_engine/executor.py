@@ -37,6 +37,7 @@ from reference_engine.records.run import (
     StepRecord,
     WaitRef,
 )
+from reference_engine.records.run_states import move_run
 from reference_engine.records.views import RunView, WaitView
 from reference_engine.refusals import Refusal
 from reference_engine.secrets import filter_event
@@ -85,11 +86,13 @@ class FencedSaver:
     unclaimed, as SPEC §4.9 allows for runs without waits.
     """
 
-    def __init__(self, store: Any, clock: Clock, claim: Claim | None, creates: bool) -> None:
+    def __init__(self, store: Any, clock: Clock, claim: Claim | None, creates: bool,
+                 status: str | None = None) -> None:
         self.store = store
         self.clock = clock
         self.claim = claim
         self.creates = creates
+        self.status = status  # the status of the newest saved revision (None: no run yet)
 
     def __call__(self, record: RunRecord) -> RunRecord:
         if self.claim is not None:
@@ -107,6 +110,7 @@ class FencedSaver:
         key = keys.revision_key(new.run_id, new.rev)
         if not self.creates:
             self.store.put(key, data)
+            self._index(new)
             return new
         stored = create_then_read(self.store, key, data)
         if stored != data:
@@ -115,7 +119,13 @@ class FencedSaver:
             raise Refusal("busy", f"Run {new.run_id} is busy: another process saved revision "
                           f"{new.rev} first, so this one stopped writing. See where it "
                           f"stands: dw show {new.run_id}", {"runId": new.run_id})
+        self._index(new)
         return new
+
+    def _index(self, saved: RunRecord) -> None:
+        """Move the run's listing entry after its status changed (the revision is saved)."""
+        move_run(self.store, saved.run_id, saved.workflow, self.status, saved.status)
+        self.status = saved.status
 
 
 class Executor:

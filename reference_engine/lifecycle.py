@@ -17,7 +17,8 @@ from reference_engine.records import keys
 from reference_engine.records.decoding import Found, Unreadable
 from reference_engine.records.outcome import ACCEPTED
 from reference_engine.records.run import ENDED, WAITING, RunRecord, StepRecord, WaitRef
-from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
+from reference_engine.records.run_states import all_entries, forget_run, move_run
+from reference_engine.records.run_store import Newest, newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import OpenWait
 from reference_engine.waits.index import all_due, delete_keys, forget_waits, ready_hints
 from reference_engine.waits.outcomes import (
@@ -127,11 +128,15 @@ def has_leftovers(store: Any, record: RunRecord) -> bool:
     )
 
 
-def delete_run_records(store: Any, run_id: str, waits: dict[str, float]) -> None:
+def delete_run_records(store: Any, run_id: str, waits: dict[str, float],
+                       workflow: str | None = None) -> None:
     """Remove the run's index hints, outcomes, registrations, revisions, then its claims.
 
-    ``waits`` maps the wait ids the run record knows to their deadlines.
+    ``waits`` maps the wait ids the run record knows to their deadlines; ``workflow`` (when
+    the run record could be read) names its listing entries.
     """
+    if workflow is not None:
+        forget_run(store, run_id, workflow)
     waits = dict(waits)
     for wid in list_registration_ids(store):
         reg = read_registration(store, wid)
@@ -162,10 +167,12 @@ class SweepCounts:
     claims: int = 0
     revisions: int = 0
     hints: int = 0
+    run_states: int = 0
 
     def to_json(self) -> dict[str, int]:
         return {"registrations": self.registrations, "outcomes": self.outcomes,
-                "claims": self.claims, "revisions": self.revisions, "hints": self.hints}
+                "claims": self.claims, "revisions": self.revisions, "hints": self.hints,
+                "runStates": self.run_states}
 
 
 def _sweep_hints(store: Any, run_status: Callable[[str], str | None]) -> int:
@@ -190,19 +197,47 @@ def _sweep_hints(store: Any, run_status: Callable[[str], str | None]) -> int:
     return len(stale)
 
 
+def _sweep_run_states(store: Any, every_run: list[str],
+                      newest_of: Callable[[str], Newest]) -> int:
+    """Make the listing's index match the runs: drop entries that name a missing run or
+    another status, and file a run that has none (a crash between a save and its entry,
+    or a run older than the index). Counts the entries it changed."""
+    entries: dict[str, list[tuple[str, str, str]]] = {}
+    for key, status, workflow, run_id in all_entries(store):
+        entries.setdefault(run_id, []).append((key, status, workflow))
+    changed = 0
+    for run_id in sorted(set(entries) | set(every_run)):
+        newest = newest_of(run_id)
+        record = newest.decoded.record if isinstance(newest.decoded, Found) else None
+        wanted = None if record is None else keys.run_state_key(record.status,
+                                                                 record.workflow, run_id)
+        have = [key for key, _status, _workflow in entries.get(run_id, [])]
+        for key in have:
+            if key != wanted and (record is not None or newest.n == 0):
+                store.delete(key)
+                changed += 1
+        if record is not None and wanted not in have:
+            move_run(store, run_id, record.workflow, None, record.status)
+            changed += 1
+    return changed
+
+
 def sweep(store: Any, now: float) -> SweepCounts:
     """Remove wait records of missing or ended runs past ``deadline + 24 h``, and stale
     index hints; prune ended runs."""
     counts = SweepCounts()
-    status: dict[str, str | None] = {}
+    seen: dict[str, Newest] = {}
+
+    def newest_of(run_id: str) -> Newest:
+        if run_id not in seen:
+            seen[run_id] = newest_revision(store, run_id)
+        return seen[run_id]
 
     def run_status(run_id: str) -> str | None:
-        if run_id not in status:
-            newest = newest_revision(store, run_id)
-            status[run_id] = (newest.decoded.record.status
-                              if isinstance(newest.decoded, Found) else
-                              None if newest.n == 0 else "unreadable")
-        return status[run_id]
+        newest = newest_of(run_id)
+        if isinstance(newest.decoded, Found):
+            return newest.decoded.record.status
+        return None if newest.n == 0 else "unreadable"
 
     def gone(run_id: str, deadline: float) -> bool:
         state = run_status(run_id)
@@ -219,7 +254,9 @@ def sweep(store: Any, now: float) -> SweepCounts:
             remove_outcome(store, wid)
             counts.outcomes += 1
     counts.hints = _sweep_hints(store, run_status)
-    for run_id in run_ids(store):
+    every_run = run_ids(store)
+    counts.run_states = _sweep_run_states(store, every_run, newest_of)
+    for run_id in every_run:
         if run_status(run_id) not in ENDED:
             continue
         for key in store.list(keys.claims_prefix(run_id)):

@@ -6,6 +6,8 @@ touches this file only. A static test greps the package for the prefixes.
 
 from __future__ import annotations
 
+from urllib.parse import quote, unquote
+
 _RUNS = "runs"
 _REV = "rev"
 _WAITS = "waits"
@@ -14,6 +16,8 @@ _CLAIMS = "claims"
 # The scheduler's index (hints, never truth): a settled wait's run, and every deadline.
 _READY = "ready-runs"
 _DUE = "wait-deadlines"
+# The listing's index (a hint too): each run under its status and workflow.
+_RUN_STATES = "run-states"
 _WIDTH = 10
 _MS_WIDTH = 15
 _BUCKET_MS = 60_000  # deadlines are listed by the minute
@@ -168,3 +172,35 @@ def parse_due_key(key: str) -> tuple[int, str, str] | None:
     if len(parts[2]) != _MS_WIDTH or not parts[2].isdigit() or not parts[3] or not parts[4]:
         return None
     return int(parts[2]), parts[3], parts[4]
+
+
+# --- the listing's index: runs by status and workflow -----------------------------------
+
+def _segment(text: str) -> str:
+    """A workflow name as one key segment (names are key-safe; legacy ones are quoted)."""
+    if text in ("", ".", ".."):  # no store takes these as a segment
+        return text.replace(".", "%2E") or "%"
+    return quote(text, safe="-_.")
+
+
+def run_states_root() -> str:
+    return _RUN_STATES
+
+
+def run_state_prefix(status: str, workflow: str | None = None) -> str:
+    """Runs of one status, or of one status and workflow: ``run-states/<status>[/<wf>]``."""
+    if workflow is None:
+        return f"{_RUN_STATES}/{status}"
+    return f"{_RUN_STATES}/{status}/{_segment(workflow)}"
+
+
+def run_state_key(status: str, workflow: str, run_id: str) -> str:
+    return f"{_RUN_STATES}/{status}/{_segment(workflow)}/{run_id}"
+
+
+def parse_run_state_key(key: str) -> tuple[str, str, str] | None:
+    """``(status, workflow, runId)`` for a run-state key, else ``None``."""
+    parts = key.split("/")
+    if len(parts) != 4 or parts[0] != _RUN_STATES or not all(parts[1:]):
+        return None
+    return parts[1], "" if parts[2] == "%" else unquote(parts[2]), parts[3]
