@@ -51,6 +51,7 @@ WORKFLOW = {
     },
 }
 OPS = ("serve pass", "full scan", "ready_runs", "dw waits", "dw runs")
+LARGE = 16_000
 
 
 class CountingStore:
@@ -177,11 +178,12 @@ def _baseline(path: Path, uri: str, runs: list[tuple[str, str]], repeat: int,
 
 # --- the table ---------------------------------------------------------------------------
 
-def _print(rows: list[tuple[str, ...]]) -> None:
-    header = ("store", "runs", "code", *(f"{op} ms/calls" for op in OPS))
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, tuple("-" * w for w in widths), *rows]:
-        print("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)), flush=True)
+HEADER = ("store", "runs", "code", *(f"{op} ms/calls" for op in OPS))
+WIDTHS = (6, 6, 9, *(max(len(f"{op} ms/calls"), 16) for op in OPS))
+
+
+def _print(row: tuple[str, ...]) -> None:
+    print("  ".join(cell.rjust(w) for cell, w in zip(row, WIDTHS, strict=True)), flush=True)
 
 
 def _row(store: str, size: int, code: str, got: dict[str, list[float]]) -> tuple[str, ...]:
@@ -204,9 +206,13 @@ def main() -> None:
         return
     scratch = args.dir or Path(tempfile.mkdtemp(prefix="dw-scale-"))
     sizes = [int(s) for s in args.sizes.split(",")]
-    rows: list[tuple[str, ...]] = []
+    print(f"load average {os.getloadavg()[0]:.1f}; median of {args.repeat} tries "
+          f"({LARGE}+ runs: one)", flush=True)
+    _print(HEADER)
+    _print(tuple("-" * w for w in WIDTHS))
     for kind in args.stores.split(","):
         for size in sizes:
+            repeat = args.repeat if size < LARGE else 1  # large sizes take a while: once
             if kind == "file":
                 folder = scratch / f"file-{size}"
                 shutil.rmtree(folder, ignore_errors=True)
@@ -215,19 +221,16 @@ def main() -> None:
                 uri = "memory://"
             store = open_store(uri)
             started = time.perf_counter()
-            runs = build(store, size + 4 * args.repeat)
+            runs = build(store, size + 4 * repeat)
             print(f"built {size} runs on {kind} in {time.perf_counter() - started:.1f}s",
                   file=sys.stderr, flush=True)
             spare = runs[size:]  # the runs each measurement signals, one at a time
             if args.baseline is not None and kind == "file":
-                before = _baseline(args.baseline, uri, spare[: 2 * args.repeat], args.repeat,
-                                   scratch)
-                rows.append(_row(kind, size, "baseline", before))
-            after = measure(store, spare[2 * args.repeat:], args.repeat)
-            rows.append(_row(kind, size, "this tree", after))
+                before = _baseline(args.baseline, uri, spare[: 2 * repeat], repeat, scratch)
+                _print(_row(kind, size, "baseline", before))
+            _print(_row(kind, size, "this tree", measure(store, spare[2 * repeat:], repeat)))
             if kind == "file":
                 shutil.rmtree(folder, ignore_errors=True)
-    _print(rows)
 
 
 if __name__ == "__main__":
