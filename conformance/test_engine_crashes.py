@@ -20,6 +20,7 @@ from conformance.engine_support import (
     assert_applied_once,
     is_slow,
 )
+from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash, StoreCall
 from dw_testing.plugin.engine_fixtures import MakeEngine
 from reference_engine.records import keys
@@ -147,7 +148,7 @@ def _settle_by_looking_late(engine: Any, _wait_id: str) -> object:
                          ids=["signal", "lazy-timeout"])
 def test_a_settler_killed_after_any_store_call_is_resumed_by_the_next_full_scan(
     settler: Callable[[Any, str], object], dw_store: Any, dw_open_handle: OpenHandle,
-    dw_make_engine: MakeEngine,
+    dw_make_engine: MakeEngine, dw_clock: FakeClock,
 ) -> None:
     """Settle-then-hint dies after each of its store calls in turn. An indexed pass resumes
     the run if the hint landed; otherwise the next full scan does, if the outcome landed;
@@ -162,7 +163,7 @@ def test_a_settler_killed_after_any_store_call_is_resumed_by_the_next_full_scan(
     probe_wait = prepare("hint-probe")
     scheduler = dw_make_engine(dw_open_handle(), claim_patience=False, full_scan_every=None)
     scheduler.serve_once()  # its full scan: from here on it looks through the index only
-    scheduler.clock.advance(clock_step)
+    dw_clock.advance(clock_step)
     probe = FaultyStore(dw_store)
     settler(dw_make_engine(probe), probe_wait)
     total = probe.call_count
@@ -177,7 +178,7 @@ def test_a_settler_killed_after_any_store_call_is_resumed_by_the_next_full_scan(
         run_id = f"hint-{n}"
         wait_id = prepare(run_id)
         scheduler.serve_once()
-        scheduler.clock.advance(clock_step)
+        dw_clock.advance(clock_step)
         dying = FaultyStore(dw_open_handle())
         dying.crash_after_call(n)
         with pytest.raises(SimulatedCrash):
