@@ -51,3 +51,4 @@ def test_a_command_that_needs_no_heavy_library_imports_none(argv: list[str]) -> 
     loaded = _modules_after(code)
     assert _heavy(loaded) == [], f"dw {' '.join(argv)} imported {_heavy(loaded)}"
     assert "importlib.metadata" not in loaded, "plugins are found without importlib.metadata"
+    assert "asyncio" not in loaded, "only an async store needs asyncio"
