@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reference_engine.claims import Claim, ClaimBook
 from reference_engine.clock import Clock
@@ -48,7 +48,6 @@ from reference_engine.records.run_states import STATUSES, indexed
 from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
 from reference_engine.refusals import Refusal
-from reference_engine.run_timeline import RunTimeline, build_timeline
 from reference_engine.scheduling import FULL_SCAN_EVERY_S, Schedule
 from reference_engine.stores.contract import ControlPlaneStore, supports_create
 from reference_engine.stores.keys import key_problem
@@ -56,6 +55,9 @@ from reference_engine.waits.delivery import Request, deliver
 from reference_engine.workflows.errors import WorkflowError
 from reference_engine.workflows.loader import parse_workflow, with_inputs
 from reference_engine.workflows.model import Workflow
+
+if TYPE_CHECKING:  # dw show --timeline only: not loaded for the other commands
+    from reference_engine.run_timeline import RunTimeline
 
 __all__ = ["Delivery", "Engine", "OpenWait", "ReceiptView", "RunView", "WaitView"]
 
@@ -350,6 +352,8 @@ class Engine:
     def timeline(self, run_id: str) -> RunTimeline:
         """The run's history drawn from every stored revision, claim and outcome (read-only)."""
         self._record(run_id)  # run_not_found or unreadable, as for show
+        from reference_engine.run_timeline import build_timeline
+
         drawn = build_timeline(self.store, run_id)
         assert drawn is not None, "a readable newest revision makes a timeline"
         return drawn
