@@ -15,10 +15,12 @@ import pytest
 
 from conformance.engine_support import (
     YES,
+    answers_applied,
     approval_workflow,
     assert_applied_once,
     is_slow,
 )
+from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash, StoreCall
 from dw_testing.plugin.engine_fixtures import MakeEngine
 from reference_engine.records import keys
@@ -130,3 +132,82 @@ def test_a_cancel_killed_at_any_write_keeps_the_signal_that_won(
             wait_id = shown["steps"]["approval"]["wait"]["id"]
             assert dw_store.get(keys.wait_key(wait_id)) is None
             assert dw_store.get(keys.outcome_key(wait_id)) is None
+
+
+# --- settle, then hint: the index may lose a hint, never a resume ----------------------------
+
+def _settle_by_signal(engine: Any, wait_id: str) -> object:
+    return engine.signal(wait_id, YES)
+
+
+def _settle_by_looking_late(engine: Any, _wait_id: str) -> object:
+    return engine.open_waits()  # a look after the deadline settles timed_out
+
+
+@pytest.mark.parametrize("settler", [_settle_by_signal, _settle_by_looking_late],
+                         ids=["signal", "lazy-timeout"])
+def test_a_settler_killed_after_any_store_call_is_resumed_by_the_next_full_scan(
+    settler: Callable[[Any, str], object], dw_store: Any, dw_open_handle: OpenHandle,
+    dw_make_engine: MakeEngine, dw_clock: FakeClock,
+) -> None:
+    """Settle-then-hint dies after each of its store calls in turn. An indexed pass resumes
+    the run if the hint landed; otherwise the next full scan does, if the outcome landed;
+    and an outcome that never landed is sent again. Nothing is lost or applied twice."""
+    timeout = 60
+    clock_step = timeout + 1 if settler is _settle_by_looking_late else 0
+
+    def prepare(run_id: str) -> str:
+        view = dw_make_engine(dw_store).run(approval_workflow(timeout=timeout), run_id=run_id)
+        return view.waits[0].wait_id
+
+    probe_wait = prepare("hint-probe")
+    scheduler = dw_make_engine(dw_open_handle(), claim_patience=False, full_scan_every=None)
+    scheduler.serve_once()  # its full scan: from here on it looks through the index only
+    dw_clock.advance(clock_step)
+    probe = FaultyStore(dw_store)
+    settler(dw_make_engine(probe), probe_wait)
+    total = probe.call_count
+    assert total >= 3, f"settling made only {total} store calls"
+    calls = range(1, total + 1)
+    if is_slow(dw_store):  # the outcome's create, its read-back and the hint
+        create = next(i for i, c in enumerate(probe.calls) if c.op == "put_if_absent")
+        calls = range(create + 1, min(create + 3, total) + 1)
+    scheduler.serve_once(full_scan=True)  # the probe's run, resumed: out of the way
+    hinted_points = 0
+    for n in calls:
+        run_id = f"hint-{n}"
+        wait_id = prepare(run_id)
+        scheduler.serve_once()
+        dw_clock.advance(clock_step)
+        dying = FaultyStore(dw_open_handle())
+        dying.crash_after_call(n)
+        with pytest.raises(SimulatedCrash):
+            settler(dw_make_engine(dying), wait_id)
+        crashed = dying.crashed_at
+        where = f"(crashed after call {n}: {crashed.op} {crashed.key!r})" if crashed else ""
+        hinted = dw_store.get(keys.ready_key(run_id, wait_id)) is not None
+        settled = dw_store.get(keys.outcome_key(wait_id)) is not None
+        hinted_points += hinted
+        by_index = scheduler.serve_once()
+        # A passed deadline is in the index too, so a timeout never waits for a full scan.
+        expected = hinted or settler is _settle_by_looking_late
+        assert (run_id in by_index) == expected, (
+            f"an indexed pass {'missed' if expected else 'found'} run {run_id} "
+            f"(hint {'present' if hinted else 'absent'}) {where}")
+        if run_id not in by_index:
+            by_scan = scheduler.serve_once(full_scan=True)
+            assert (run_id in by_scan) == settled, (
+                f"the full scan {'missed' if settled else 'resumed'} run {run_id} "
+                f"(outcome {'present' if settled else 'absent'}) {where}")
+            if not settled:
+                settler(dw_make_engine(dw_open_handle()), wait_id)  # the sender tries again
+                assert run_id in scheduler.serve_once(), where
+        shown = scheduler.show(run_id)
+        if settler is _settle_by_looking_late:
+            assert shown["steps"]["approval"]["error"] == "wait_timeout", where
+        else:
+            assert shown["status"] == "succeeded", where
+            assert len(answers_applied(shown)) == 1, f"applied more than once {where}"
+        assert dw_store.list(keys.ready_prefix(run_id)) == [], f"a hint outlived run {run_id}"
+    assert hinted_points > 0 or settler is _settle_by_looking_late, (
+        "no crash point left a ready hint: the signal never wrote one")

@@ -224,13 +224,16 @@ def test_a_signal_writes_its_outcome_and_nothing_else(
     dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
     """Delivery takes no claim and writes no revision (SPEC §4.3): the run changes only at
-    the next resume, under the claim."""
+    the next resume, under the claim. Its one other write is the index hint that tells
+    the scheduler the run may be ready."""
     view = dw_make_engine(dw_store).run(approval_workflow())
     wait_id = view.waits[0].wait_id
     watched = GatedStore(dw_store)
     dw_make_engine(watched).signal(wait_id, YES)
     written = sorted({c.key for c in watched.calls if c.point == "before"
                       and c.op in ("put", "put_if_absent", "delete")})
-    assert written == [keys.outcome_key(wait_id)], (
-        f"a signal wrote {written}; it may write only its outcome")
+    allowed = sorted([keys.outcome_key(wait_id), keys.ready_key(view.run_id, wait_id)])
+    assert written == allowed, (
+        f"a signal wrote {written}; it may write only its outcome and the scheduler's "
+        "ready hint")
     assert outcome_kind(dw_store, wait_id) == "accepted"

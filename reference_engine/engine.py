@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reference_engine.claims import Claim, ClaimBook
 from reference_engine.clock import Clock
@@ -44,18 +44,20 @@ from reference_engine.records.run import (
     SUSPENDED,
     RunRecord,
 )
+from reference_engine.records.run_states import STATUSES, indexed
 from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
 from reference_engine.refusals import Refusal
-from reference_engine.run_timeline import RunTimeline, build_timeline
+from reference_engine.scheduling import FULL_SCAN_EVERY_S, Schedule
 from reference_engine.stores.contract import ControlPlaneStore, supports_create
 from reference_engine.stores.keys import key_problem
 from reference_engine.waits.delivery import Request, deliver
-from reference_engine.waits.outcomes import WaitFacts, outcome_at
-from reference_engine.waits.registration import read_registration
 from reference_engine.workflows.errors import WorkflowError
 from reference_engine.workflows.loader import parse_workflow, with_inputs
 from reference_engine.workflows.model import Workflow
+
+if TYPE_CHECKING:  # dw show --timeline only: not loaded for the other commands
+    from reference_engine.run_timeline import RunTimeline
 
 __all__ = ["Delivery", "Engine", "OpenWait", "ReceiptView", "RunView", "WaitView"]
 
@@ -70,7 +72,8 @@ class Engine:
     def __init__(self, store: ControlPlaneStore, clock: Clock, *, host: str | None = None,
                  lease_ttl_ms: int = 30_000, progress: Callable[[str], None] | None = None,
                  sleeper: Callable[[float], object] | None = None,
-                 claim_patience: bool = True, claim_looks: Path | None = None) -> None:
+                 claim_patience: bool = True, claim_looks: Path | None = None,
+                 full_scan_every: float | None = FULL_SCAN_EVERY_S) -> None:
         self.store = store
         self.clock = clock
         self.host = host
@@ -81,6 +84,7 @@ class Engine:
         self.claims = ClaimBook(store, clock, host=host, ttl_ms=lease_ttl_ms,
                                 sleeper=self.sleeper, patience=claim_patience,
                                 looks_path=claim_looks)
+        self.schedule = Schedule(store, clock, full_scan_every)
 
     # --- helpers ----------------------------------------------------------------------
 
@@ -216,7 +220,7 @@ class Engine:
                 self._release(claim)
                 return run_view(record)
             workflow = parse_workflow(record.source)
-            saver = FencedSaver(self.store, self.clock, claim, True)
+            saver = FencedSaver(self.store, self.clock, claim, True, record.status)
             try:
                 # A suspended run needs every wait decided; a run left running by a dead
                 # owner first finishes its level, so its open waits simply stay open.
@@ -270,7 +274,7 @@ class Engine:
                               f"running or suspended run can be cancelled. See it: "
                               f"dw show {run_id}", {"runId": run_id, "status": record.status})
             else:
-                saver = FencedSaver(self.store, self.clock, claim, True)
+                saver = FencedSaver(self.store, self.clock, claim, True, record.status)
                 record = end_run(self.store, record, CANCELLED, self.clock.now(), saver,
                                  {"type": "run_cancelled"}, self._snapshot(record))
                 self.progress(f"run {run_id} cancelled")
@@ -287,32 +291,48 @@ class Engine:
                           {"runId": run_id})
         if self.creates:
             self.claims.take(run_id)
-        wait_ids: set[str] = set()
+        waits: dict[str, float] = {}
+        workflow: str | None = None
         if isinstance(newest.decoded, Found):
-            wait_ids.update(newest.decoded.record.wait_refs())
-        delete_run_records(self.store, run_id, wait_ids)
+            refs = newest.decoded.record.wait_refs()
+            waits = {wid: ref.deadline for wid, (_name, ref) in refs.items()}
+            workflow = newest.decoded.record.workflow
+        delete_run_records(self.store, run_id, waits, workflow)
         self.progress(f"run {run_id} deleted")
 
     # --- listing ----------------------------------------------------------------------
 
-    def open_waits(self) -> list[OpenWait]:
-        """Open waits by deadline; settles overdue ones, then runs the sweep."""
-        waits = list_open_waits(self.store, self.clock.now())
-        self.sweep()
-        return waits
+    def open_waits(self, *, workflow: str | None = None) -> list[OpenWait]:
+        """Open waits by deadline (of one workflow, when named); settles overdue ones."""
+        return list_open_waits(self.store, self.clock.now(), workflow=workflow)
 
-    def runs(self) -> list[dict[str, Any]]:
+    def runs(self, *, statuses: tuple[str, ...] = (),
+             workflow: str | None = None) -> list[dict[str, Any]]:
+        """Every run with its status: one list and one read per run. With ``statuses`` or
+        ``workflow``, only the runs the listing's index files there, each read to confirm
+        it (see ``records/run_states.py``)."""
+        if not statuses and workflow is None:
+            every = (self._listed(run_id) for run_id in run_ids(self.store))
+            return [listed for listed in every if listed]
         found = []
-        for run_id in run_ids(self.store):
-            newest = newest_revision(self.store, run_id)
-            if isinstance(newest.decoded, Found):
-                r = newest.decoded.record
-                found.append({"runId": run_id, "workflow": r.workflow, "status": r.status,
-                              "updatedAt": iso(r.updated_at)})
-            elif not isinstance(newest.decoded, Absent):
-                found.append({"runId": run_id, "workflow": "", "status": "unreadable",
-                              "updatedAt": ""})
+        wanted = statuses or STATUSES
+        named = sorted({run_id for _s, _w, run_id in indexed(self.store, wanted, workflow)})
+        for run_id in named:
+            listed = self._listed(run_id)
+            if listed.get("status") in wanted and workflow in (None, listed.get("workflow")):
+                found.append(listed)
         return found
+
+    def _listed(self, run_id: str) -> dict[str, Any]:
+        """A run's line in ``runs()``; empty when it has no revision."""
+        newest = newest_revision(self.store, run_id)
+        if isinstance(newest.decoded, Found):
+            r = newest.decoded.record
+            return {"runId": run_id, "workflow": r.workflow, "status": r.status,
+                    "updatedAt": iso(r.updated_at)}
+        if isinstance(newest.decoded, Absent):
+            return {}
+        return {"runId": run_id, "workflow": "", "status": "unreadable", "updatedAt": ""}
 
     def show(self, run_id: str) -> dict[str, Any]:
         r = self._record(run_id)
@@ -332,6 +352,8 @@ class Engine:
     def timeline(self, run_id: str) -> RunTimeline:
         """The run's history drawn from every stored revision, claim and outcome (read-only)."""
         self._record(run_id)  # run_not_found or unreadable, as for show
+        from reference_engine.run_timeline import build_timeline
+
         drawn = build_timeline(self.store, run_id)
         assert drawn is not None, "a readable newest revision makes a timeline"
         return drawn
@@ -341,55 +363,36 @@ class Engine:
 
     # --- the scheduler ----------------------------------------------------------------
 
-    def _ready(self, record: RunRecord) -> bool:
-        now = self.clock.now()
-        for step in record.waiting_steps().values():
-            assert step.wait is not None
-            reg = read_registration(self.store, step.wait.id)
-            raw = reg.raw if isinstance(reg, Found) else None
-            facts = WaitFacts.of(step.wait.id, record.run_id, record.workflow,
-                                 step.wait.deadline, raw)
-            if isinstance(outcome_at(self.store, facts, now), Absent):
-                return False
-        return True
-
-    def _candidates(self) -> list[tuple[str, str]]:
-        """``(runId, status)`` of runs a pass may resume: suspended runs whose waits all
-        have outcomes, and runs left ``running`` (a live owner answers ``busy``; a dead
-        one's stale claim is taken over, so a killed scheduler or ``dw run`` loses nothing)."""
-        found = []
-        for run_id in run_ids(self.store):
-            newest = newest_revision(self.store, run_id)
-            if not isinstance(newest.decoded, Found):
-                continue
-            record = newest.decoded.record
-            if record.status == RUNNING or (record.status == SUSPENDED
-                                            and self._ready(record)):
-                found.append((run_id, record.status))
-        return found
-
     def ready_runs(self) -> list[str]:
-        """Suspended runs whose waits all have outcomes: what a scheduler pass would resume."""
+        """Suspended runs whose waits all have outcomes: what the next scheduler pass
+        would resume (a full scan when one is due, else through the index)."""
         if not self.creates:
             raise self._unsupported("serve runs")
-        return [run_id for run_id, status in self._candidates() if status == SUSPENDED]
+        planned = self.schedule.plan(dry=True)
+        return [run_id for run_id, status in planned.candidates if status == SUSPENDED]
 
-    def serve_once(self) -> list[str]:
+    def serve_once(self, *, full_scan: bool | None = None) -> list[str]:
         """One scheduler pass through the ordinary resume path under the ordinary claim.
 
-        A ``busy`` run is skipped (someone else holds it); a run that someone else
-        resumed between the look and the claim is left alone. Returns the run ids this
-        pass resumed.
+        The pass looks at the runs the index names (ready hints, deadlines that passed),
+        or at every run when ``full_scan`` is true or one is due (the first pass, then
+        every ``full_scan_every`` seconds; see ``scheduling.py``). A ``busy`` run is
+        skipped (someone else holds it) and tried again next pass; a run that someone
+        else resumed between the look and the claim is left alone. Returns the run ids
+        this pass resumed.
         """
         if not self.creates:
             raise self._unsupported("serve runs")
+        planned = self.schedule.plan(full_scan)
         resumed = []
-        for run_id, _status in self._candidates():
+        for run_id, _status in planned.candidates:
             try:
                 view = self._resume(run_id, patience=False, scheduled=True)
             except Refusal as refusal:
                 self.progress(f"serve: skipped run {run_id}: {refusal.kind}")
+                planned.skipped(run_id, refusal.kind)
                 continue
+            planned.handled(run_id)
             if view is not None:
                 resumed.append(run_id)
         return resumed

@@ -10,10 +10,8 @@ and the executor stops with ``busy`` and writes nothing more.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import re
-import subprocess
 import threading
 import types
 from collections.abc import Callable, Mapping
@@ -39,6 +37,7 @@ from reference_engine.records.run import (
     StepRecord,
     WaitRef,
 )
+from reference_engine.records.run_states import move_run
 from reference_engine.records.views import RunView, WaitView
 from reference_engine.refusals import Refusal
 from reference_engine.secrets import filter_event
@@ -87,11 +86,13 @@ class FencedSaver:
     unclaimed, as SPEC §4.9 allows for runs without waits.
     """
 
-    def __init__(self, store: Any, clock: Clock, claim: Claim | None, creates: bool) -> None:
+    def __init__(self, store: Any, clock: Clock, claim: Claim | None, creates: bool,
+                 status: str | None = None) -> None:
         self.store = store
         self.clock = clock
         self.claim = claim
         self.creates = creates
+        self.status = status  # the status of the newest saved revision (None: no run yet)
 
     def __call__(self, record: RunRecord) -> RunRecord:
         if self.claim is not None:
@@ -109,6 +110,7 @@ class FencedSaver:
         key = keys.revision_key(new.run_id, new.rev)
         if not self.creates:
             self.store.put(key, data)
+            self._index(new)
             return new
         stored = create_then_read(self.store, key, data)
         if stored != data:
@@ -117,7 +119,13 @@ class FencedSaver:
             raise Refusal("busy", f"Run {new.run_id} is busy: another process saved revision "
                           f"{new.rev} first, so this one stopped writing. See where it "
                           f"stands: dw show {new.run_id}", {"runId": new.run_id})
+        self._index(new)
         return new
+
+    def _index(self, saved: RunRecord) -> None:
+        """Move the run's listing entry after its status changed (the revision is saved)."""
+        move_run(self.store, saved.run_id, saved.workflow, self.status, saved.status)
+        self.status = saved.status
 
 
 class Executor:
@@ -326,6 +334,8 @@ class Executor:
                 self.claim.ensure_held()
 
     def _shell(self, command: str) -> tuple[str, Any, str | None]:
+        import subprocess  # only a shell step needs it; a resume from the CLI often has none
+
         with self._keep_alive():
             done = subprocess.run(command, shell=True, capture_output=True, text=True,
                                   check=False)
@@ -336,6 +346,8 @@ class Executor:
         return SUCCEEDED, result, None
 
     def _python(self, target: str, context: dict[str, Any]) -> tuple[str, Any, str | None]:
+        import importlib
+
         module_name, _, function_name = target.partition(":")
         function = getattr(importlib.import_module(module_name), function_name)
         frozen = types.MappingProxyType(json.loads(json.dumps(
@@ -408,7 +420,8 @@ def apply_outcomes(store: Any, record: RunRecord, now: float, *,
         reg_raw = reg.raw if isinstance(reg, Found) else None
         schema = reg.record.schema if isinstance(reg, Found) else ref.schema
         facts = WaitFacts.of(ref.id, record.run_id, record.workflow, ref.deadline, reg_raw)
-        decoded = outcome_at(store, facts, now)
+        # No ready hint: this resume applies what it settles in the consume below.
+        decoded = outcome_at(store, facts, now, hint=False)
         if isinstance(decoded, Unreadable) or isinstance(reg, Unreadable):
             updated = fail_wait(updated, name, step, "wait_unreadable", at=now)
             continue

@@ -17,8 +17,10 @@ from reference_engine.records import keys
 from reference_engine.records.decoding import Found, Unreadable
 from reference_engine.records.outcome import ACCEPTED
 from reference_engine.records.run import ENDED, WAITING, RunRecord, StepRecord, WaitRef
-from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
+from reference_engine.records.run_states import all_entries, forget_run, move_run
+from reference_engine.records.run_store import Newest, newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import OpenWait
+from reference_engine.waits.index import all_due, delete_keys, forget_waits, ready_hints
 from reference_engine.waits.outcomes import (
     WaitFacts,
     list_outcome_ids,
@@ -100,12 +102,15 @@ def end_run(store: Any, record: RunRecord, status: str, now: float, save: Saver,
 
 
 def finish_cleanup(store: Any, record: RunRecord) -> None:
-    """Steps 3 and 4 of the lifetime; idempotent, so a retry after a crash completes them.
+    """Steps 3 and 4 of the lifetime, after the run's index hints; idempotent, so a retry
+    after a crash completes them.
 
     An outcome the run could not read (its step failed ``wait_unreadable``) is left as
     it is: the engine never guesses at, nor destroys, a record it cannot read.
     """
     refs = record.wait_refs()
+    # The index first: while a registration remains, has_leftovers() brings a retry here.
+    forget_waits(store, record.run_id, [(wid, ref.deadline) for wid, (_n, ref) in refs.items()])
     for wait_id in sorted(refs):
         remove_registration(store, wait_id)
     for wait_id, (name, _ref) in sorted(refs.items()):
@@ -123,16 +128,28 @@ def has_leftovers(store: Any, record: RunRecord) -> bool:
     )
 
 
-def delete_run_records(store: Any, run_id: str, wait_ids: set[str]) -> None:
-    """Remove the run's outcomes, registrations, revisions, then its claims."""
+def delete_run_records(store: Any, run_id: str, waits: dict[str, float],
+                       workflow: str | None = None) -> None:
+    """Remove the run's index hints, outcomes, registrations, revisions, then its claims.
+
+    ``waits`` maps the wait ids the run record knows to their deadlines; ``workflow`` (when
+    the run record could be read) names its listing entries.
+    """
+    if workflow is not None:
+        forget_run(store, run_id, workflow)
+    waits = dict(waits)
     for wid in list_registration_ids(store):
         reg = read_registration(store, wid)
         if isinstance(reg, Found) and reg.record.run_id == run_id:
-            wait_ids.add(wid)
+            waits[wid] = reg.record.deadline
     for wid in list_outcome_ids(store):
         out = read_outcome(store, wid)
         if isinstance(out, Found) and out.record.run_id == run_id:
-            wait_ids.add(wid)
+            waits.setdefault(wid, out.record.deadline)
+    forget_waits(store, run_id, waits.items())
+    delete_keys(store, [key for keys_ in ready_hints(store, keys.ready_prefix(run_id)).values()
+                        for key in keys_])
+    wait_ids = set(waits)
     for wid in sorted(wait_ids):
         remove_outcome(store, wid)
     for wid in sorted(wait_ids):
@@ -149,24 +166,78 @@ class SweepCounts:
     outcomes: int = 0
     claims: int = 0
     revisions: int = 0
+    hints: int = 0
+    run_states: int = 0
 
     def to_json(self) -> dict[str, int]:
         return {"registrations": self.registrations, "outcomes": self.outcomes,
-                "claims": self.claims, "revisions": self.revisions}
+                "claims": self.claims, "revisions": self.revisions, "hints": self.hints,
+                "runStates": self.run_states}
+
+
+def _sweep_hints(store: Any, run_status: Callable[[str], str | None]) -> int:
+    """Remove index hints that point nowhere: their run is missing or ended, or (a ready
+    hint) the wait is no longer open and its outcome is gone. Hints cost nothing to
+    lose, so they go at once, without the 24 h grace of the records a signal may name."""
+    stale: list[str] = []
+    for run_id, hint_keys in ready_hints(store).items():
+        state = run_status(run_id)
+        if state is None or state in ENDED:
+            stale.extend(hint_keys)
+            continue
+        for key in hint_keys:
+            parsed = keys.parse_ready_key(key)
+            if parsed is not None and store.get(keys.outcome_key(parsed[1])) is None:
+                stale.append(key)  # nothing settled there any more (consumed, or deleted)
+    for entry in all_due(store):
+        state = run_status(entry.run_id)
+        if state is None or state in ENDED:
+            stale.append(entry.key)
+    delete_keys(store, stale)
+    return len(stale)
+
+
+def _sweep_run_states(store: Any, every_run: list[str],
+                      newest_of: Callable[[str], Newest]) -> int:
+    """Make the listing's index match the runs: drop entries that name a missing run or
+    another status, and file a run that has none (a crash between a save and its entry,
+    or a run older than the index). Counts the entries it changed."""
+    entries: dict[str, list[tuple[str, str, str]]] = {}
+    for key, status, workflow, run_id in all_entries(store):
+        entries.setdefault(run_id, []).append((key, status, workflow))
+    changed = 0
+    for run_id in sorted(set(entries) | set(every_run)):
+        newest = newest_of(run_id)
+        record = newest.decoded.record if isinstance(newest.decoded, Found) else None
+        wanted = None if record is None else keys.run_state_key(record.status,
+                                                                 record.workflow, run_id)
+        have = [key for key, _status, _workflow in entries.get(run_id, [])]
+        for key in have:
+            if key != wanted and (record is not None or newest.n == 0):
+                store.delete(key)
+                changed += 1
+        if record is not None and wanted not in have:
+            move_run(store, run_id, record.workflow, None, record.status)
+            changed += 1
+    return changed
 
 
 def sweep(store: Any, now: float) -> SweepCounts:
-    """Remove wait records of missing or ended runs past ``deadline + 24 h``; prune ended runs."""
+    """Remove wait records of missing or ended runs past ``deadline + 24 h``, and stale
+    index hints; prune ended runs."""
     counts = SweepCounts()
-    status: dict[str, str | None] = {}
+    seen: dict[str, Newest] = {}
+
+    def newest_of(run_id: str) -> Newest:
+        if run_id not in seen:
+            seen[run_id] = newest_revision(store, run_id)
+        return seen[run_id]
 
     def run_status(run_id: str) -> str | None:
-        if run_id not in status:
-            newest = newest_revision(store, run_id)
-            status[run_id] = (newest.decoded.record.status
-                              if isinstance(newest.decoded, Found) else
-                              None if newest.n == 0 else "unreadable")
-        return status[run_id]
+        newest = newest_of(run_id)
+        if isinstance(newest.decoded, Found):
+            return newest.decoded.record.status
+        return None if newest.n == 0 else "unreadable"
 
     def gone(run_id: str, deadline: float) -> bool:
         state = run_status(run_id)
@@ -182,7 +253,10 @@ def sweep(store: Any, now: float) -> SweepCounts:
         if isinstance(out, Found) and gone(out.record.run_id, out.record.deadline):
             remove_outcome(store, wid)
             counts.outcomes += 1
-    for run_id in run_ids(store):
+    counts.hints = _sweep_hints(store, run_status)
+    every_run = run_ids(store)
+    counts.run_states = _sweep_run_states(store, every_run, newest_of)
+    for run_id in every_run:
         if run_status(run_id) not in ENDED:
             continue
         for key in store.list(keys.claims_prefix(run_id)):
@@ -194,10 +268,13 @@ def sweep(store: Any, now: float) -> SweepCounts:
     return counts
 
 
-def list_open_waits(store: Any, now: float) -> list[OpenWait]:
+def list_open_waits(store: Any, now: float, *, workflow: str | None = None) -> list[OpenWait]:
     """Registered waits not yet applied: open ones, and timed-out ones awaiting a resume.
 
-    Looking settles overdue waits as ``timed_out`` (lazy deadlines).
+    Looking settles overdue waits as ``timed_out`` (lazy deadlines). It reads what it
+    prints: each registration and its outcome. Only a timed-out wait costs a read of its
+    run, to tell whether the resume has applied it yet. A wait without an outcome is open:
+    a run ends only after settling ``cancelled`` on every open wait.
     """
     found: list[OpenWait] = []
     for wid in list_registration_ids(store):
@@ -205,6 +282,8 @@ def list_open_waits(store: Any, now: float) -> list[OpenWait]:
         if not isinstance(reg, Found):
             continue
         r = reg.record
+        if workflow is not None and r.workflow != workflow:
+            continue
         facts = WaitFacts.of(wid, r.run_id, r.workflow, r.deadline, reg.raw)
         decoded = outcome_at(store, facts, now)
         if isinstance(decoded, Found) and decoded.record.kind != "timed_out":
@@ -212,12 +291,13 @@ def list_open_waits(store: Any, now: float) -> list[OpenWait]:
         if isinstance(decoded, Unreadable):
             continue
         expired = isinstance(decoded, Found)
-        newest = newest_revision(store, r.run_id)
-        if isinstance(newest.decoded, Found):
-            run = newest.decoded.record
-            step = run.steps.get(r.step)
-            if run.ended or (expired and (step is None or step.status != WAITING)):
-                continue
+        if expired:
+            newest = newest_revision(store, r.run_id)
+            if isinstance(newest.decoded, Found):
+                run = newest.decoded.record
+                step = run.steps.get(r.step)
+                if run.ended or step is None or step.status != WAITING:
+                    continue
         command = (f"dw resume {r.run_id}" if expired
                    else f"dw signal {wid} --payload '<json>'")
         found.append(OpenWait(wid, r.run_id, r.workflow, r.job, r.step, r.deadline,

@@ -5,8 +5,8 @@ numbers too large to be finite), duplicate keys, more than 16 KiB of UTF-8, nest
 deeper than 16 containers (``[[1]]`` is 2 deep; a scalar is 0 deep) and the keys
 ``__proto__``, ``constructor`` and ``prototype`` at any depth.
 
-:func:`validate_payload` checks a value against a wait's retained schema with
-jsonschema's Draft 2020-12 validator.
+:func:`validate_payload` checks a value against a wait's retained schema by the rules
+of Draft 2020-12: ``schema_match`` decides, and jsonschema's validator explains a failure.
 
 Every refusal is a :class:`PayloadError` carrying ``path`` (a JSON path such as
 ``$.approved`` or ``$.items[2]``) and ``rule`` (the failed check, e.g. ``type``,
@@ -21,12 +21,13 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
-
+from reference_engine.schema_match import matches
 from reference_engine.schema_subset import check_schema
+
+if TYPE_CHECKING:  # jsonschema is imported only to explain a payload that fails
+    from jsonschema.exceptions import ValidationError
 
 MAX_PAYLOAD_BYTES = 16 * 1024
 MAX_DEPTH = 16
@@ -178,6 +179,11 @@ def validate_payload(value: Any, schema: Mapping[str, Any]) -> None:
     unreadable wait, not as a bad payload.
     """
     check_schema(schema)
+    if matches(value, schema):
+        return
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
     validator = Draft202012Validator(schema)
     error = best_match(validator.iter_errors(value))
     if error is not None:

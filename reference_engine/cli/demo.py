@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
 import click
@@ -26,6 +24,8 @@ def signal_from_other_process(wait_id: str, store_uri: str) -> dict[str, Any]:
     argv = [sys.executable, "-m", "reference_engine", "signal", wait_id,
             "--payload", json.dumps(DEMO_PAYLOAD), "--submitted-by", "dw-demo",
             "--store", store_uri, "--json"]
+    import subprocess
+
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     try:
         answer = json.loads(done.stdout) if done.stdout.strip() else {}
@@ -51,6 +51,8 @@ def demo(print_workflow: bool, store_uri: str, as_json: bool) -> None:
     separate process, resumes it and prints the finished run. To do the same by hand:
     dw demo --print-workflow > approval.yaml, then dw run approval.yaml.
     """
+    from importlib import resources
+
     source = resources.files("reference_engine").joinpath("examples", EXAMPLE)
     if print_workflow:
         click.echo(source.read_text(encoding="utf-8"), nl=False)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from reference_engine.cli.output import emit_json, stderr_console
+from reference_engine.cli.output import emit_json, note
 from reference_engine.clock import ClockError
 from reference_engine.errors import InvalidKey, StoreError, StoreUnavailable
 from reference_engine.refusals import Refusal
@@ -71,13 +71,13 @@ def report(exc: BaseException, *, json_mode: bool, command: str) -> int:
             emit_json(exc.to_json())
         else:
             line = f"{command}: refused ({exc.kind}): {exc.message}"
-            stderr_console().print(line, soft_wrap=True)
+            note(line)
         return EXIT_FAILED
     category, message = classify(exc)
     if json_mode:
         emit_json({"error": {"refusal": None, "kind": category, "message": message, "details": {}}})
     else:
-        stderr_console().print(f"{command}: {message}", soft_wrap=True)
+        note(f"{command}: {message}")
     return EXIT_FAILED
 
 
@@ -86,5 +86,5 @@ def fail(message: str, *, json_mode: bool, command: str, kind: str = "error") ->
     if json_mode:
         emit_json({"error": {"refusal": None, "kind": kind, "message": message, "details": {}}})
     else:
-        stderr_console().print(f"{command}: {message}", soft_wrap=True)
+        note(f"{command}: {message}")
     raise click.exceptions.Exit(EXIT_FAILED)

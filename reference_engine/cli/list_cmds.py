@@ -12,6 +12,7 @@ from reference_engine.cli.options import common_options, store_flag_for
 from reference_engine.cli.output import as_mapping, emit_json, say, table
 from reference_engine.cli.session import engine_session
 from reference_engine.cli.views import render_record
+from reference_engine.records.run_states import STATUSES
 
 
 def _next_command(wait: Any, plain: Mapping[str, Any], store_flag: str) -> str:
@@ -24,16 +25,20 @@ def _next_command(wait: Any, plain: Mapping[str, Any], store_flag: str) -> str:
 
 
 @click.command()
+@click.option("--workflow", default=None, metavar="NAME",
+              help="Only waits of this workflow (each registration is still read).")
 @common_options
 @click.pass_context
-def waits(ctx: click.Context, store_uri: str, as_json: bool) -> None:
+def waits(ctx: click.Context, workflow: str | None, store_uri: str, as_json: bool) -> None:
     """List open waits, each with its next command.
 
-    Sorted by deadline. Also settles overdue waits as timed out and runs the sweep.
+    Sorted by deadline. Reads each wait's registration and outcome: two reads per open
+    wait, and one more for a wait that timed out (is the run still waiting on it?).
+    Looking settles overdue waits as timed out; it sweeps nothing (see dw sweep).
     """
     store_flag = store_flag_for(ctx, store_uri)
     with engine_session(store_uri) as engine:
-        found = [(dict(as_mapping(w)), w) for w in engine.open_waits()]
+        found = [(dict(as_mapping(w)), w) for w in engine.open_waits(workflow=workflow)]
     if as_json:
         emit_json({"waits": [plain for plain, _ in found]})
         return
@@ -50,11 +55,24 @@ def waits(ctx: click.Context, store_uri: str, as_json: bool) -> None:
 
 
 @click.command()
+@click.option("--status", "statuses", multiple=True, metavar="STATUS",
+              type=click.Choice(STATUSES),
+              help="Only runs with this status (repeat for several); uses the index.")
+@click.option("--workflow", default=None, metavar="NAME",
+              help="Only runs of this workflow; uses the index.")
 @common_options
-def runs(store_uri: str, as_json: bool) -> None:
-    """List runs with their status."""
+def runs(statuses: tuple[str, ...], workflow: str | None, store_uri: str,
+         as_json: bool) -> None:
+    """List runs with their status.
+
+    Without a filter this reads every run: one list and one read per run, which grows
+    with the store. --status and --workflow list the index of runs by status and
+    workflow and read only the runs it names. A run the index lost to a crash, or one
+    older than the index, is filed again by dw sweep.
+    """
     with engine_session(store_uri) as engine:
-        found = [dict(as_mapping(r)) for r in engine.runs()]
+        found = [dict(as_mapping(r)) for r in engine.runs(statuses=statuses,
+                                                          workflow=workflow)]
     if as_json:
         emit_json({"runs": found})
         return
@@ -103,10 +121,11 @@ def _show_timeline(run_id: str, store_uri: str, as_json: bool) -> None:
 @click.command()
 @common_options
 def sweep(store_uri: str, as_json: bool) -> None:
-    """Remove old records of ended or deleted runs.
+    """Remove old records of ended or deleted runs, and stale index entries.
 
     A record goes once its deadline is over 24 h past; old revisions and claims of
-    ended runs are pruned.
+    ended runs are pruned. Index hints that point nowhere go at once, and a run the
+    listing index lost is filed again. Reads every run.
     """
     with engine_session(store_uri) as engine:
         counts: Mapping[str, Any] = as_mapping(engine.sweep())

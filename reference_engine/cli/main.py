@@ -1,19 +1,60 @@
-"""The ``dw`` group: built-in commands, plugin commands from ``dw.commands``, error handling."""
+"""The ``dw`` group: built-in commands, plugin commands from ``dw.commands``, error handling.
+
+``dw`` starts fast: a command's module is imported only when that command runs (or when
+``dw --help`` lists the built-ins), and a plugin command's module only when it runs. Each
+command module imports the engine, the stores and rich inside its functions.
+"""
 
 from __future__ import annotations
 
-import logging
-from importlib.metadata import entry_points
 from typing import Any
 
 import click
 
-from reference_engine.cli import demo, list_cmds, run_cmds, serve_cmd, store_cmds
-from reference_engine.cli.failures import report
 from reference_engine.cli.output import COMMAND_KEY, JSON_KEY
 
 PLUGIN_GROUP = "dw.commands"
-log = logging.getLogger(__name__)
+PLUGINS_KEY = "dw.plugins"
+
+
+def _debug(message: str, *args: object) -> None:
+    """Why a plugin is missing, for DW_DEBUG-style digging; logging loads only then."""
+    import logging
+
+    logging.getLogger(__name__).debug(message, *args, exc_info=True)
+
+# name -> "module:attribute" of each built-in command, imported on first use.
+BUILTINS = {
+    "answer": "reference_engine.cli.run_cmds:answer",
+    "cancel": "reference_engine.cli.run_cmds:cancel",
+    "delete": "reference_engine.cli.run_cmds:delete",
+    "demo": "reference_engine.cli.demo:demo",
+    "resume": "reference_engine.cli.run_cmds:resume",
+    "run": "reference_engine.cli.run_cmds:run",
+    "runs": "reference_engine.cli.list_cmds:runs",
+    "serve": "reference_engine.cli.serve_cmd:serve",
+    "show": "reference_engine.cli.list_cmds:show",
+    "signal": "reference_engine.cli.run_cmds:signal",
+    "store": "reference_engine.cli.store_cmds:store",
+    "sweep": "reference_engine.cli.list_cmds:sweep",
+    "waits": "reference_engine.cli.list_cmds:waits",
+}
+
+
+def find_plugins() -> dict[str, Any]:
+    """Plugin commands by name, each with ``load()`` and ``package``; none imported yet."""
+    from reference_engine.cli.plugins import plugin_commands
+
+    return dict(plugin_commands(PLUGIN_GROUP))
+
+
+def _load_builtin(name: str) -> click.Command:
+    import importlib
+
+    module_name, _, attribute = BUILTINS[name].partition(":")
+    command = getattr(importlib.import_module(module_name), attribute)
+    assert isinstance(command, click.Command), BUILTINS[name]
+    return command
 
 
 def _unavailable(name: str, reason: str) -> click.Command:
@@ -32,34 +73,61 @@ def _unavailable(name: str, reason: str) -> click.Command:
 
 
 class DwGroup(click.Group):
-    """Adds plugin commands lazily and turns every exception into one line and exit 1."""
+    """Loads built-in and plugin commands lazily; turns every exception into one line and
+    exit 1."""
 
-    def _plugin_names(self) -> dict[str, Any]:
-        try:
-            return {ep.name: ep for ep in entry_points(group=PLUGIN_GROUP)}
-        except Exception:  # a broken distribution's metadata must not break dw
-            log.debug("cannot read %s entry points", PLUGIN_GROUP, exc_info=True)
-            return {}
+    def _plugin_names(self, ctx: click.Context) -> dict[str, Any]:
+        # Read once per invocation: finding plugins reads every distribution's metadata.
+        meta = ctx.find_root().meta
+        if PLUGINS_KEY not in meta:
+            try:
+                meta[PLUGINS_KEY] = {name: found for name, found in find_plugins().items()
+                                     if name not in BUILTINS}
+            except Exception:  # a broken distribution's metadata must not break dw
+                _debug("cannot read %s entry points", PLUGIN_GROUP)
+                meta[PLUGINS_KEY] = {}
+        plugins: dict[str, Any] = meta[PLUGINS_KEY]
+        return plugins
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        names = set(super().list_commands(ctx)) | set(self._plugin_names())
+        names = set(super().list_commands(ctx)) | set(BUILTINS) | set(self._plugin_names(ctx))
         return sorted(names)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         builtin = super().get_command(ctx, cmd_name)
         if builtin is not None:
             return builtin
-        ep = self._plugin_names().get(cmd_name)
+        if cmd_name in BUILTINS:
+            return _load_builtin(cmd_name)
+        ep = self._plugin_names(ctx).get(cmd_name)
         if ep is None:
             return None
         try:
             loaded = ep.load()
         except Exception as exc:
-            log.debug("plugin command %s failed to load", cmd_name, exc_info=True)
+            _debug("plugin command %s failed to load", cmd_name)
             return _unavailable(cmd_name, type(exc).__name__)
         if not isinstance(loaded, click.Command):
             return _unavailable(cmd_name, "not a click command")
         return loaded
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``dw --help``. A plugin command is described by the package
+        that provides it, not imported: its module may be slow to load (dw conformance
+        brings in pytest)."""
+        plugins = self._plugin_names(ctx)
+        rows = []
+        width = formatter.width - 6 - max((len(n) for n in self.list_commands(ctx)), default=0)
+        for name in self.list_commands(ctx):
+            if name in plugins and name not in BUILTINS:
+                rows.append((name, f"From {plugins[name].package}; see: dw {name} --help"))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(max(width, 45))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -67,6 +135,8 @@ class DwGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except Exception as exc:
+            from reference_engine.cli.failures import report
+
             command = str(ctx.meta.get(COMMAND_KEY) or ctx.command_path)
             ctx.exit(report(exc, json_mode=bool(ctx.meta.get(JSON_KEY)), command=command))
 
@@ -82,11 +152,6 @@ def dw() -> None:
     Every command takes --store URI (default ./.dw, or $DW_STORE) and --json.
     Exit codes: 0 success, 1 refused or failed, 2 usage error, 3 suspended.
     """
-
-
-dw.add_command(store_cmds.store)
-for command in (*run_cmds.COMMANDS, *list_cmds.COMMANDS, serve_cmd.serve, demo.demo):
-    dw.add_command(command)
 
 
 def main() -> None:

@@ -1,15 +1,18 @@
-"""Where output goes: results on stdout (JSON or readable text), progress and notes on stderr."""
+"""Where output goes: results on stdout (JSON or readable text), progress and notes on stderr.
+
+Lines go out through click; rich is imported only to draw a table.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
+
+if TYPE_CHECKING:  # rich is imported when something is printed, not when dw starts
+    from rich.console import Console
 
 JSON_KEY = "dw.json"
 COMMAND_KEY = "dw.command"
@@ -19,6 +22,8 @@ PIPE_WIDTH = 160  # rich assumes 80 columns off a terminal, which would squeeze 
 
 
 def stdout_console() -> Console:
+    from rich.console import Console
+
     # Created per call so click's CliRunner (which swaps sys.stdout) sees the output.
     # markup=False: names and messages come from users and must print literally.
     console = Console(markup=False, highlight=False, soft_wrap=False)
@@ -27,33 +32,43 @@ def stdout_console() -> Console:
     return console
 
 
-def stderr_console() -> Console:
-    return Console(stderr=True, markup=False, highlight=False)
-
-
 def emit_json(value: Any) -> None:
     """Machine output: one JSON document on stdout."""
+    import json
+
     click.echo(json.dumps(value, indent=2))
+
+
+# The control codes rich drops from printed text: a name or message that came from a user
+# must not ring the bell, backspace over an id or return the cursor. click.echo leaves
+# off styles, and strips escape sequences, when the stream is not a terminal.
+_CONTROL_CODES = {7: None, 8: None, 11: None, 12: None, 13: None}
+
+
+def plain(text: str) -> str:
+    return text.translate(_CONTROL_CODES)
 
 
 def say(text: str) -> None:
     """One line of readable output on stdout, never wrapped (ids must stay copyable)."""
-    stdout_console().print(text, soft_wrap=True)
+    click.echo(plain(text))
 
 
 def note(text: str) -> None:
     """Progress or a hint, on stderr so stdout stays clean for pipes."""
-    stderr_console().print(text, soft_wrap=True)
+    click.echo(plain(text), err=True)
 
 
 def progress(text: str) -> None:
     """The engine's progress callback."""
-    stderr_console().print(f"  - {text}", soft_wrap=True, style="dim")
+    click.echo(click.style(f"  - {plain(text)}", dim=True), err=True)
 
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
           *, id_columns: Sequence[str] = ()) -> None:
     """A rich table on stdout. Id columns never wrap or shrink, so they can be copied."""
+    from rich.table import Table
+
     cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
     grid = Table(title=title, title_justify="left", show_lines=False)
     for index, name in enumerate(columns):

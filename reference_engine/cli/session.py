@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import socket
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +27,10 @@ def claim_looks_path(store_uri: str) -> Path:
     clock: a ``dw resume`` that met a dead owner's lease and said ``busy`` lets a later
     one, after ``ttl + grace`` has passed (also under ``DW_CLOCK``), take the run over.
     """
+    import hashlib
+    import socket
+    import tempfile
+
     base = os.environ.get(LOOKS_DIR_ENV) or str(
         Path(tempfile.gettempdir()) / f"dw-claim-looks-{os.getuid()}")
     where = store_uri if "://" in store_uri else os.path.abspath(store_uri)

@@ -6,12 +6,21 @@ touches this file only. A static test greps the package for the prefixes.
 
 from __future__ import annotations
 
+from urllib.parse import quote, unquote
+
 _RUNS = "runs"
 _REV = "rev"
 _WAITS = "waits"
 _OUTCOMES = "wait-outcomes"
 _CLAIMS = "claims"
+# The scheduler's index (hints, never truth): a settled wait's run, and every deadline.
+_READY = "ready-runs"
+_DUE = "wait-deadlines"
+# The listing's index (a hint too): each run under its status and workflow.
+_RUN_STATES = "run-states"
 _WIDTH = 10
+_MS_WIDTH = 15
+_BUCKET_MS = 60_000  # deadlines are listed by the minute
 
 
 def _number(n: int) -> str:
@@ -104,3 +113,94 @@ def parse_claim_key(key: str) -> tuple[str, int] | None:
         return None
     g = _parse_number(parts[2])
     return None if g is None else (parts[1], g)
+
+
+# --- the scheduler's index: hints that a run may be ready or a deadline due -------------
+
+def ready_root() -> str:
+    """Every ready hint: ``ready-runs/<runId>/<waitId>``."""
+    return _READY
+
+
+def ready_prefix(run_id: str) -> str:
+    return f"{_READY}/{run_id}"
+
+
+def ready_key(run_id: str, wait_id: str) -> str:
+    return f"{_READY}/{run_id}/{wait_id}"
+
+
+def parse_ready_key(key: str) -> tuple[str, str] | None:
+    """``(runId, waitId)`` for a ready hint key, else ``None``."""
+    parts = key.split("/")
+    if len(parts) != 3 or parts[0] != _READY or not parts[1] or not parts[2]:
+        return None
+    return parts[1], parts[2]
+
+
+def deadline_ms(deadline: float) -> int:
+    """A deadline in whole milliseconds, rounded down: due once ``now_ms`` passes it."""
+    if deadline != deadline or deadline <= 0:  # NaN or before 1970: due at once
+        return 0
+    return int(min(deadline, 1e15) * 1000)
+
+
+def due_root() -> str:
+    return _DUE
+
+
+def due_bucket(minute: int) -> str:
+    """The deadlines of one minute (``deadline_ms // 60000``), listable on their own."""
+    return f"{_DUE}/{_number(minute)}"
+
+
+def due_minute(ms: int) -> int:
+    return ms // _BUCKET_MS
+
+
+def due_key(run_id: str, wait_id: str, deadline: float) -> str:
+    # A deadline past the year 20000 is as good as never: it is filed at the last minute.
+    ms = min(deadline_ms(deadline), _BUCKET_MS * 10**_WIDTH - 1)
+    return f"{_DUE}/{_number(due_minute(ms))}/{ms:0{_MS_WIDTH}d}/{run_id}/{wait_id}"
+
+
+def parse_due_key(key: str) -> tuple[int, str, str] | None:
+    """``(deadline_ms, runId, waitId)`` for a deadline entry key, else ``None``."""
+    parts = key.split("/")
+    if len(parts) != 5 or parts[0] != _DUE or _parse_number(parts[1]) is None:
+        return None
+    if len(parts[2]) != _MS_WIDTH or not parts[2].isdigit() or not parts[3] or not parts[4]:
+        return None
+    return int(parts[2]), parts[3], parts[4]
+
+
+# --- the listing's index: runs by status and workflow -----------------------------------
+
+def _segment(text: str) -> str:
+    """A workflow name as one key segment (names are key-safe; legacy ones are quoted)."""
+    if text in ("", ".", ".."):  # no store takes these as a segment
+        return text.replace(".", "%2E") or "%"
+    return quote(text, safe="-_.")
+
+
+def run_states_root() -> str:
+    return _RUN_STATES
+
+
+def run_state_prefix(status: str, workflow: str | None = None) -> str:
+    """Runs of one status, or of one status and workflow: ``run-states/<status>[/<wf>]``."""
+    if workflow is None:
+        return f"{_RUN_STATES}/{status}"
+    return f"{_RUN_STATES}/{status}/{_segment(workflow)}"
+
+
+def run_state_key(status: str, workflow: str, run_id: str) -> str:
+    return f"{_RUN_STATES}/{status}/{_segment(workflow)}/{run_id}"
+
+
+def parse_run_state_key(key: str) -> tuple[str, str, str] | None:
+    """``(status, workflow, runId)`` for a run-state key, else ``None``."""
+    parts = key.split("/")
+    if len(parts) != 4 or parts[0] != _RUN_STATES or not all(parts[1:]):
+        return None
+    return parts[1], "" if parts[2] == "%" else unquote(parts[2]), parts[3]

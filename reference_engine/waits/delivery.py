@@ -1,9 +1,9 @@
 """Delivery of a signal or a typed answer (SPEC §4.5).
 
-Delivery writes only the outcome record (and, at most, a lazy ``timed_out`` or the
-rebuilt registration of a legacy run). It never takes the run claim and never writes
-a run revision: the run changes only at the next resume. A static test reads this
-source to keep it that way.
+Delivery writes only the outcome record and its ready hint for the scheduler (and, at
+most, a lazy ``timed_out`` or the rebuilt registration of a legacy run). It never takes
+the run claim and never writes a run revision: the run changes only at the next resume.
+A static test reads this source to keep it that way.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from reference_engine.records.run_store import newest_revision, run_ids
 from reference_engine.records.views import Delivery, ReceiptView
 from reference_engine.refusals import Refusal
 from reference_engine.secrets import SecretRefused, scan_or_refuse
+from reference_engine.waits.index import drop_ready_hint
 from reference_engine.waits.outcomes import (
     WaitFacts,
     outcome_at,
@@ -261,6 +262,7 @@ def deliver(store: Any, clock: Clock, request: Request) -> Delivery:
     # The winner looks again: a registration gone means the run ended meanwhile.
     if isinstance(read_registration(store, wait_id), Absent):
         remove_outcome(store, wait_id)
+        drop_ready_hint(store, registration.run_id, wait_id)
         raise _closed(wait_id, f"run {registration.run_id} ended while the signal was in flight")
     run_id = registration.run_id
     return Delivery(

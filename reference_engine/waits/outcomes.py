@@ -2,7 +2,9 @@
 
 ``settle`` is create-then-read; the caller knows it won only through
 :func:`~reference_engine.records.outcome.settled_by`. ``outcome_at`` makes deadlines
-lazy: whoever looks after the deadline settles ``timed_out``.
+lazy: whoever looks after the deadline settles ``timed_out``. Every settler then leaves a
+ready hint (``waits/index.py``) so the scheduler finds the run without a scan; the one
+exception is the resume's own consume, whose caller applies the outcome at once.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference_engine.records import keys
-from reference_engine.records.decoding import ABSENT, Absent, Decoded
+from reference_engine.records.decoding import ABSENT, Absent, Decoded, Found
 from reference_engine.records.io import create_then_read
 from reference_engine.records.outcome import (
     CANCELLED,
@@ -21,6 +23,7 @@ from reference_engine.records.outcome import (
     settled_by,
 )
 from reference_engine.records.registration import fingerprint
+from reference_engine.waits.index import leave_ready_hint
 
 
 @dataclass(frozen=True)
@@ -49,20 +52,27 @@ def read_outcome(store: Any, wait_id: str, run_id: str | None = None) -> Decoded
     return decode_outcome(store.get(keys.outcome_key(wait_id)), wait_id, run_id)
 
 
-def settle(store: Any, outcome: Outcome) -> Decoded[Outcome]:
-    """Create the outcome unless one exists, then return what is stored.
+def settle(store: Any, outcome: Outcome, *, hint: bool = True) -> Decoded[Outcome]:
+    """Create the outcome unless one exists, then return what is stored. The winner,
+    with ``hint``, then leaves the run's ready hint. A loser leaves none: the winner's
+    is on its way, and a loser that raced a cancel would leave a hint of an ended run.
 
     Absent means the record was deleted between the create and the read: the run ended.
     """
     stored = create_then_read(store, keys.outcome_key(outcome.wait_id), outcome.encode())
-    return decode_outcome(stored, outcome.wait_id, outcome.run_id)
+    decoded = decode_outcome(stored, outcome.wait_id, outcome.run_id)
+    if hint and isinstance(decoded, Found) and settled_by(decoded.record, outcome):
+        leave_ready_hint(store, outcome.run_id, outcome.wait_id, outcome.kind,
+                         outcome.settled_at)
+    return decoded
 
 
-def outcome_at(store: Any, facts: WaitFacts, now: float) -> Decoded[Outcome]:
+def outcome_at(store: Any, facts: WaitFacts, now: float, *,
+               hint: bool = True) -> Decoded[Outcome]:
     """The wait's outcome; absent and past its deadline, settle ``timed_out`` first."""
     decoded = read_outcome(store, facts.wait_id, facts.run_id)
     if isinstance(decoded, Absent) and now > facts.deadline:
-        return settle(store, facts.outcome(TIMED_OUT, now))
+        return settle(store, facts.outcome(TIMED_OUT, now), hint=hint)
     return decoded
 
 

@@ -10,6 +10,7 @@ from reference_engine.records import keys
 from reference_engine.records.decoding import MAX_RECORD_BYTES, Decoded, Found, Unreadable
 from reference_engine.records.io import create_then_read
 from reference_engine.records.registration import Registration, decode_registration
+from reference_engine.waits.index import file_deadline
 
 UUID_LENGTH = 36
 
@@ -40,7 +41,9 @@ class Registered:
 
 
 def register(store: Any, registration: Registration) -> Registered:
-    """Create ``waits/<id>``, or adopt the one an earlier attempt of this step created.
+    """Create ``waits/<id>``, or adopt the one an earlier attempt of this step created,
+    then file its deadline in the scheduler's index (a hint: a crash before it only
+    leaves the timeout to the next full scan).
 
     Raises :class:`RegistrationTooLarge`, or ``ValueError`` when the key holds a record
     that is not this step's registration.
@@ -58,6 +61,7 @@ def register(store: Any, registration: Registration) -> Registered:
         if (mine.run_id, mine.job, mine.step) == (
             registration.run_id, registration.job, registration.step
         ):
+            file_deadline(store, mine.run_id, mine.wait_id, mine.deadline)
             return Registered(mine, decoded.raw)
     raise ValueError(
         f"wait {registration.wait_id} is registered to something else; "

@@ -135,7 +135,7 @@ def test_a_consumed_answer_is_already_settled(engine: Engine, store: MemoryStore
     assert receipt in refusal.message
 
 
-def test_a_late_answer_is_expired_and_only_the_lazy_timeout_is_written(
+def test_a_late_answer_is_expired_and_only_the_lazy_timeout_and_its_hint_are_written(
     engine: Engine, store: MemoryStore, clock: FakeClock
 ) -> None:
     view = engine.run(gate_workflow(timeout=60))
@@ -149,7 +149,8 @@ def test_a_late_answer_is_expired_and_only_the_lazy_timeout_is_written(
     after = snapshot(store)
     added = {k: v for k, v in after.items() if k not in before}
     assert {k: v for k, v in after.items() if k in before} == before
-    assert list(added) == [keys.outcome_key(wait_id)]
+    assert sorted(added) == sorted([keys.outcome_key(wait_id),
+                                    keys.ready_key(view.run_id, wait_id)])
     decoded = decode_outcome(added[keys.outcome_key(wait_id)], wait_id)
     assert isinstance(decoded, Found) and decoded.record.kind == "timed_out"
     refused_without_writes(store, lambda: engine.answer(view.run_id, wait_id, YES), "expired")

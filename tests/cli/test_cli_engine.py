@@ -188,6 +188,27 @@ def test_runs_lists_every_run(dw: Invoke, flow: Path) -> None:
     assert run_id in dw("runs").stdout
 
 
+def test_runs_filters_by_status_and_workflow(dw: Invoke, flow: Path) -> None:
+    waiting, _ = suspended_run(dw, flow)
+    ended, _ = suspended_run(dw, flow)
+    assert dw("cancel", ended).exit_code == 0
+
+    def listed(*args: str) -> list[str]:
+        result = dw("runs", *args, "--json")
+        assert result.exit_code == 0, result.output
+        return [run["runId"] for run in json.loads(result.stdout)["runs"]]
+
+    assert listed("--status", "suspended") == [waiting]
+    assert listed("--status", "cancelled") == [ended]
+    assert sorted(listed("--status", "cancelled", "--status", "suspended")) == sorted(
+        [waiting, ended])
+    assert sorted(listed("--workflow", "gate")) == sorted([waiting, ended])
+    assert listed("--workflow", "gate", "--status", "succeeded") == []
+    assert listed("--workflow", "other") == []
+    refused = dw("runs", "--status", "sleeping")
+    assert refused.exit_code == 2 and "sleeping" in refused.output
+
+
 def test_a_reused_run_id_is_refused(dw: Invoke, flow: Path) -> None:
     assert dw("run", str(flow), "--run-id", "fixed-id").exit_code == 3
     again = dw("run", str(flow), "--run-id", "fixed-id", "--json")

@@ -48,6 +48,7 @@ def test_usage_errors_exit_2(invoke: Invoke) -> None:
 class FakeEP:
     def __init__(self, name: str, target: Any) -> None:
         self.name = name
+        self.package = "fake-plugin"
         self._target = target
 
     def load(self) -> Any:
@@ -62,7 +63,7 @@ def _hello() -> None:
 
 
 def _plugins(monkeypatch: pytest.MonkeyPatch, *eps: FakeEP) -> None:
-    monkeypatch.setattr(main, "entry_points", lambda group: list(eps))
+    monkeypatch.setattr(main, "find_plugins", lambda: {ep.name: ep for ep in eps})
 
 
 def test_plugin_commands_load_from_the_entry_point_group(invoke: Invoke,

@@ -72,7 +72,8 @@ def test_the_sweep_keeps_records_of_live_runs(engine: Engine, store: MemoryStore
                                               clock: FakeClock) -> None:
     view = engine.run(approval_workflow(timeout=60))
     clock.advance(3 * 24 * 3600)
-    engine.open_waits()
+    engine.open_waits()  # settles the timeout
+    engine.sweep()
     assert store.list(keys.waits_root()) == [keys.wait_key(view.waits[0].wait_id)]
     assert len(revision_numbers(store, view.run_id)) > 3
 

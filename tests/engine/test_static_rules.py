@@ -12,7 +12,7 @@ KEYS_MODULE = PACKAGE / "records" / "keys.py"
 DELIVERY = PACKAGE / "waits" / "delivery.py"
 # A key is built from a string that starts with its family; prose that merely mentions
 # a key as an example (an InvalidKey message saying "like 'runs/r1'") is not a key.
-FAMILIES = ("runs", "waits", "wait-outcomes", "claims")
+FAMILIES = ("runs", "waits", "wait-outcomes", "claims", "ready-runs", "wait-deadlines")
 
 
 def _builds_a_key(text: str) -> bool:
