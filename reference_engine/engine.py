@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from reference_engine.backoff import Backoff
 from reference_engine.claims import Claim, ClaimBook
 from reference_engine.clock import Clock
 from reference_engine.executor import (
@@ -60,6 +61,10 @@ from reference_engine.workflows.model import Workflow
 __all__ = ["Delivery", "Engine", "OpenWait", "ReceiptView", "RunView", "WaitView"]
 
 
+# Refusals that a later pass cannot cure by itself: reported and backed off like a failure.
+RETRY_LATER = frozenset({"too_large", "unreadable"})
+
+
 def _store_name(store: object) -> str:
     return getattr(store, "name", None) or type(store).__name__
 
@@ -81,6 +86,7 @@ class Engine:
         self.claims = ClaimBook(store, clock, host=host, ttl_ms=lease_ttl_ms,
                                 sleeper=self.sleeper, patience=claim_patience,
                                 looks_path=claim_looks)
+        self.serve_backoff = Backoff()
 
     # --- helpers ----------------------------------------------------------------------
 
@@ -374,22 +380,59 @@ class Engine:
             raise self._unsupported("serve runs")
         return [run_id for run_id, status in self._candidates() if status == SUSPENDED]
 
-    def serve_once(self) -> list[str]:
+    def serve_once(self, should_stop: Callable[[], bool] | None = None) -> list[str]:
         """One scheduler pass through the ordinary resume path under the ordinary claim.
 
         A ``busy`` run is skipped (someone else holds it); a run that someone else
-        resumed between the look and the claim is left alone. Returns the run ids this
-        pass resumed.
+        resumed between the look and the claim is left alone. A run whose resume fails
+        is reported and backed off, and the pass goes on. ``should_stop`` is asked
+        between runs, so a stop waits for the run in progress only. Returns the run ids
+        this pass resumed.
         """
         if not self.creates:
             raise self._unsupported("serve runs")
         resumed = []
         for run_id, _status in self._candidates():
+            if should_stop is not None and should_stop():
+                break
+            if not self.serve_backoff.due(run_id, self.clock.monotonic()):
+                continue
             try:
                 view = self._resume(run_id, patience=False, scheduled=True)
             except Refusal as refusal:
-                self.progress(f"serve: skipped run {run_id}: {refusal.kind}")
+                if refusal.kind in RETRY_LATER:
+                    self._serve_failed(run_id, refusal)
+                else:
+                    self.progress(f"serve: skipped run {run_id}: {refusal.kind}")
                 continue
+            except Exception as exc:  # one bad run must not stop the others
+                self._serve_failed(run_id, exc)
+                continue
+            self.serve_backoff.succeeded(run_id)
             if view is not None:
                 resumed.append(run_id)
         return resumed
+
+    def _serve_failed(self, run_id: str, exc: Exception) -> None:
+        """Report a failed resume for its run: a progress line, a journal event, a back-off."""
+        streak = self.serve_backoff.failed(run_id, self.clock.monotonic())
+        pause = streak.retry_at - self.clock.monotonic()
+        # The type only: an exception's text may quote a payload or a secret.
+        why = exc.kind if isinstance(exc, Refusal) else type(exc).__name__
+        self.progress(f"serve: run {run_id} failed ({why}); "
+                      f"failure {streak.failures}, next try in {pause:g}s. See it: "
+                      f"dw show {run_id}")
+        with contextlib.suppress(Exception):  # the line above is the report of last resort
+            self._journal(run_id, {"type": "serve_failed", "error": why,
+                                   "failures": streak.failures, "retryInS": pause})
+
+    def _journal(self, run_id: str, event: dict[str, Any]) -> None:
+        """Append one event to a live run's journal under its claim, changing nothing else."""
+        claim = self.claims.take(run_id, patience=False)
+        try:
+            record = self._record(run_id)
+            if not record.ended:
+                saver = FencedSaver(self.store, self.clock, claim, True)
+                saver(record.with_event(journal_event({**event, "at": self.clock.now()})))
+        finally:
+            self._release_quietly(claim)

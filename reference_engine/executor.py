@@ -101,11 +101,14 @@ class FencedSaver:
                       updated_at=self.clock.now())
         data = new.encode()
         if len(data) > MAX_RUN_RECORD_BYTES:
-            # Written, it would read back as unreadable; stop here with a clear reason.
-            raise ValueError(f"run {new.run_id} would grow to {len(data)} bytes, over the "
-                             f"{MAX_RUN_RECORD_BYTES} byte record limit; split the workflow or "
-                             f"shorten its for_each lists, then cancel it: dw cancel "
-                             f"{new.run_id}")
+            # Written, it would read back as unreadable; stop here with a clear reason. A
+            # cancel always fits (an ending record leaves large values out), so it is the
+            # way out.
+            raise Refusal("too_large", f"Run {new.run_id} would grow to {len(data)} bytes, "
+                          f"over the {MAX_RUN_RECORD_BYTES} byte record limit, so this step "
+                          "cannot be saved; split the workflow or shorten its for_each lists. "
+                          f"End this run: dw cancel {new.run_id}",
+                          {"runId": new.run_id, "bytes": len(data)})
         key = keys.revision_key(new.run_id, new.rev)
         if not self.creates:
             self.store.put(key, data)
