@@ -16,12 +16,11 @@ from typing import Any
 
 from reference_engine.clock import Clock
 from reference_engine.payloads import PayloadError, parse_payload, validate_payload
-from reference_engine.records import keys
 from reference_engine.records.decoding import Absent, Found, Unreadable, iso
 from reference_engine.records.outcome import ACCEPTED, TIMED_OUT, Outcome, Receipt, settled_by
 from reference_engine.records.registration import Registration
-from reference_engine.records.run import SUSPENDED, WAITING, RunRecord, StepRecord, decode_run
-from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
+from reference_engine.records.run import SUSPENDED, WAITING, RunRecord, StepRecord
+from reference_engine.records.run_store import newest_revision, run_ids
 from reference_engine.records.views import Delivery, ReceiptView
 from reference_engine.refusals import Refusal
 from reference_engine.secrets import SecretRefused, scan_or_refuse
@@ -208,17 +207,15 @@ def _awaiting_resume(store: Any, run_id: str, now: float) -> bool:
 
 def _check_run_can_take(store: Any, run_id: str, wait_id: str, cost: int, retry: str) -> None:
     """The run that will apply this answer is readable and has room for it."""
-    numbers = revision_numbers(store, run_id)
-    if not numbers:
+    newest = newest_revision(store, run_id)
+    if newest.n == 0:
         return  # a legacy registration whose run is gone: the sweep's business
-    raw = store.get(keys.revision_key(run_id, numbers[-1]))
-    decoded = decode_run(raw, run_id, numbers[-1])
-    if not isinstance(decoded, Found) or raw is None:
+    if not isinstance(newest.decoded, Found):
         raise Refusal("unreadable", f"The newest revision of run {run_id} cannot be read, so "
                       f"no signal can be delivered to wait {wait_id}: it could never be "
                       f"applied. Inspect the run: dw show {run_id}",
                       {"runId": run_id, "waitId": wait_id})
-    check_budget(store, decoded.record, len(raw), wait_id, cost, retry)
+    check_budget(store, newest.decoded.record, newest.size, wait_id, cost, retry)
 
 
 def deliver(store: Any, clock: Clock, request: Request) -> Delivery:
