@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from answer_helpers import YES, MakeEngine, applied, gate_workflow, snapshot
 
-from dw_testing.clock import FakeClock
-from dw_testing.faults import FaultyStore
+from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.faults import FaultyStore
 from reference_engine.backoff import FIRST_PAUSE_S, LONGEST_PAUSE_S, Backoff
 from reference_engine.engine import Engine
 from reference_engine.records import keys
