@@ -20,6 +20,7 @@ from typing import Any
 from reference_engine.backoff import Backoff
 from reference_engine.claims import Claim, ClaimBook
 from reference_engine.clock import Clock
+from reference_engine.errors import InvalidKey
 from reference_engine.executor import (
     Executor,
     FencedSaver,
@@ -36,7 +37,8 @@ from reference_engine.lifecycle import (
     list_open_waits,
     sweep,
 )
-from reference_engine.records.decoding import Absent, Found, iso
+from reference_engine.records import keys
+from reference_engine.records.decoding import Absent, Found, Unreadable, iso
 from reference_engine.records.run import (
     CANCELLED,
     FAILED,
@@ -44,6 +46,7 @@ from reference_engine.records.run import (
     SUCCEEDED,
     SUSPENDED,
     RunRecord,
+    decode_run,
 )
 from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
@@ -101,8 +104,10 @@ class Engine:
             raise Refusal("run_not_found", f"No run has the id {run_id}. List the runs: dw runs",
                           {"runId": run_id})
         if not isinstance(newest.decoded, Found):
-            raise Refusal("unreadable", f"The newest revision of run {run_id} cannot be read; "
-                          f"the engine will not guess at it. Inspect it: dw show {run_id}",
+            raise Refusal("unreadable", f"The newest revision ({newest.n}) of run {run_id} "
+                          "cannot be read; the engine will not guess at it. See the newest "
+                          f"readable one with dw show {run_id}; to recover, "
+                          + self._damaged_hint(run_id, newest.n),
                           {"runId": run_id, "rev": newest.n})
         return newest.decoded.record
 
@@ -154,8 +159,8 @@ class Engine:
         run_id = str(uuid.uuid4()) if run_id is None else run_id.strip()
         problem = key_problem(run_id) if "/" not in run_id else "it contains '/'"
         if problem:
-            raise ValueError(f"run id is not usable as one key segment ({problem}); "
-                             "pass --run-id with letters, digits and dashes")
+            raise InvalidKey(f"run id is not usable as one key segment ({problem}); "
+                             "pass --run-id with letters, digits and dashes", op="run")
         exists = Refusal("run_exists", f"Run {run_id} already exists. Pick another --run-id, or "
                          f"delete the old run first: dw delete {run_id}", {"runId": run_id})
         if revision_numbers(self.store, run_id):
@@ -320,8 +325,28 @@ class Engine:
                               "updatedAt": ""})
         return found
 
+    def _damaged_hint(self, run_id: str, n: int) -> str:
+        return (f"remove the damaged record to fall back to revision {n - 1}: "
+                f"dw store rm {keys.revision_key(run_id, n)}, or delete the run: "
+                f"dw delete {run_id}")
+
     def show(self, run_id: str) -> dict[str, Any]:
-        r = self._record(run_id)
+        """The run's newest readable revision; a damaged newer one is named, not guessed at."""
+        newest = newest_revision(self.store, run_id)
+        if newest.n == 0 or isinstance(newest.decoded, Found):
+            return self._shown(self._record(run_id))
+        reason = newest.decoded.reason if isinstance(newest.decoded, Unreadable) else "absent"
+        damaged = {"rev": newest.n, "key": keys.revision_key(run_id, newest.n),
+                   "reason": reason, "recovery": self._damaged_hint(run_id, newest.n)}
+        for n in reversed(revision_numbers(self.store, run_id)[:-1]):
+            older = decode_run(self.store.get(keys.revision_key(run_id, n)), run_id, n)
+            if isinstance(older, Found):
+                return {**self._shown(older.record), "damaged": damaged}
+        raise Refusal("unreadable", f"No revision of run {run_id} can be read (the newest, "
+                      f"{newest.n}: {reason}); delete the run: dw delete {run_id}",
+                      {"runId": run_id, "rev": newest.n})
+
+    def _shown(self, r: RunRecord) -> dict[str, Any]:
         steps = {}
         for name, s in r.steps.items():
             entry: dict[str, Any] = {"status": s.status, "output": s.output, "error": s.error,

@@ -47,7 +47,7 @@ def serve(once: bool, until_idle: bool, interval: float, store_uri: str,
     passes = 0
     # The handlers go in first: a stop during a slow store open is honoured, not fatal.
     with stop_on_signals() as stop:
-        with engine_session(store_uri) as engine:
+        with engine_session(store_uri, create=True) as engine:
             if not once and not until_idle and not stop():
                 note(f"dw serve: polling every {interval:g}s; stop with Ctrl-C or SIGTERM")
             while not stop():

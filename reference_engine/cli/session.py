@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shlex
 import socket
 import tempfile
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from reference_engine.cli.options import opened_store
 from reference_engine.cli.output import progress
 from reference_engine.clock import clock_from_env
+from reference_engine.stores.registry import require_existing
 
 if TYPE_CHECKING:
     from reference_engine.engine import Engine
@@ -44,9 +46,15 @@ def _private_dir(path: Path) -> None:
 
 
 @contextmanager
-def engine_session(store_uri: str) -> Iterator[Engine]:
-    """An Engine on a fresh handle of ``store_uri``; the handle is closed afterwards."""
+def engine_session(store_uri: str, *, create: bool = False) -> Iterator[Engine]:
+    """An Engine on a fresh handle of ``store_uri``; the handle is closed afterwards.
+
+    Only a command that starts runs passes ``create``: any other refuses a local store
+    that does not exist, rather than creating an empty one from a typo.
+    """
     clock = clock_from_env()  # a bad DW_CLOCK fails before the store is touched
+    if not create:
+        require_existing(store_uri, f"dw run WORKFLOW.yaml --store {shlex.quote(store_uri)}")
     # Imported here so `dw store ...` keeps working even if the engine cannot import.
     from reference_engine.engine import Engine
 
