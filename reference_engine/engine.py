@@ -52,6 +52,7 @@ from reference_engine.records.run_store import newest_revision, revision_numbers
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
 from reference_engine.refusals import Refusal
 from reference_engine.run_timeline import RunTimeline, build_timeline
+from reference_engine.secrets import SecretRefused, scan_or_refuse
 from reference_engine.stores.contract import ControlPlaneStore, supports_create
 from reference_engine.stores.keys import key_problem
 from reference_engine.waits.delivery import Request, deliver
@@ -66,6 +67,22 @@ __all__ = ["Delivery", "Engine", "OpenWait", "ReceiptView", "RunView", "WaitView
 
 # Refusals that a later pass cannot cure by itself: reported and backed off like a failure.
 RETRY_LATER = frozenset({"too_large", "unreadable"})
+
+
+def _refuse_secret_inputs(workflow: Workflow) -> None:
+    """Inputs are stored in every revision of the run and shown by ``dw show``: one that
+    holds a secret is refused before anything is written (the input is never quoted)."""
+    try:
+        scan_or_refuse(dict(workflow.inputs))
+    except SecretRefused as refused:
+        rule = refused.rule
+    else:
+        return
+    raise Refusal("secret_detected", f"An input of workflow {workflow.name} was refused: it "
+                  f"matched the secret rule '{rule}', and inputs are stored in the run "
+                  "record. Give the secret to a shell: step through its environment (e.g. "
+                  "$API_TOKEN) instead, and run again without it: dw run WORKFLOW.yaml",
+                  {"rule": rule})
 
 
 def _store_name(store: object) -> str:
@@ -156,6 +173,7 @@ class Engine:
             raise self._unsupported(f"hold the waits of workflow {workflow.name}")
         if inputs:
             workflow = with_inputs(workflow, inputs)
+        _refuse_secret_inputs(workflow)
         run_id = str(uuid.uuid4()) if run_id is None else run_id.strip()
         problem = key_problem(run_id) if "/" not in run_id else "it contains '/'"
         if problem:

@@ -41,7 +41,7 @@ from reference_engine.records.run import (
 )
 from reference_engine.records.views import RunView, WaitView
 from reference_engine.refusals import Refusal
-from reference_engine.secrets import filter_event
+from reference_engine.secrets import filter_event, redact_text, scrub
 from reference_engine.waits.outcomes import WaitFacts, outcome_at
 from reference_engine.waits.registration import (
     RegistrationTooLarge,
@@ -303,11 +303,17 @@ class Executor:
         if step.kind in ("log", "fail", "shell"):
             text = interpolate(str(step.value), context["inputs"], context)
             if step.kind == "log":
+                # What a log or shell step produced is printed and stored only after the
+                # secret rules: each matching span becomes [redacted:<rule>]. (A python
+                # step's value is the workflow author's own and may carry an answer the
+                # operator let through with --no-secret-detection.)
+                text = redact_text(text)
                 self.progress(text)
                 return SUCCEEDED, {"message": text}, None
             if step.kind == "fail":
                 return FAILED, None, text
-            return self._shell(text)
+            status, output, error = self._shell(text)
+            return status, scrub(output), error
         if step.kind == "sleep":
             self._sleep(float(step.value))
             return SUCCEEDED, {"seconds": step.value}, None
