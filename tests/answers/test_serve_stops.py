@@ -13,6 +13,8 @@ import random
 import signal
 import subprocess
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -119,7 +121,8 @@ def test_a_stop_while_the_store_opens_ends_cleanly_without_a_pass(
     assert engine.show(view.run_id)["status"] == "suspended"  # asked to stop: no pass
 
 
-def _serve_and_stop(tmp_path: Path, uri: str, rng: random.Random) -> None:
+def _serve_and_stop(tmp_path: Path, uri: str, rng: random.Random) -> float:
+    """One ``dw serve`` stopped at a random moment; the seconds from signal to exit."""
     proc = subprocess.Popen([*DW, "serve", "--interval", "0.01", "--store", uri],
                             env=_env(tmp_path), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -129,9 +132,11 @@ def _serve_and_stop(tmp_path: Path, uri: str, rng: random.Random) -> None:
         # A random moment among the passes: inside a pass or inside the wait between.
         threading.Event().wait(rng.uniform(0, 0.05))
         stop = rng.choice(STOPS)
+        sent = time.monotonic()
         proc.send_signal(stop)
         try:
             _out, err = proc.communicate(timeout=5)
+            took = time.monotonic() - sent
         except subprocess.TimeoutExpired:
             pytest.fail(f"dw serve did not stop within 5 s of {stop.name}")
     finally:
@@ -140,16 +145,18 @@ def _serve_and_stop(tmp_path: Path, uri: str, rng: random.Random) -> None:
             proc.wait()
     assert proc.returncode == 0, (stop.name, err)
     assert "dw serve: stopped" in err and "Traceback" not in err
+    return took
 
 
-def stop_at_random_moments(tmp_path: Path, times: int, seed: int) -> None:
+def stop_at_random_moments(tmp_path: Path, times: int, seed: int) -> list[float]:
+    """Stop ``times`` serves at random moments; the stop latencies, in seconds."""
     uri = str(tmp_path / "store")
     engine = Engine(open_store(uri), SystemClock())
     engine.run(gate_workflow())  # a pass has a run to look at
     rng = random.Random(seed)
-    for _ in range(times):
-        _serve_and_stop(tmp_path, uri, rng)
+    took = [_serve_and_stop(tmp_path, uri, rng) for _ in range(times)]
     _no_claim_held(uri)
+    return took
 
 
 def test_sigterm_and_sigint_at_random_moments_always_stop_the_loop(tmp_path: Path) -> None:
@@ -157,9 +164,13 @@ def test_sigterm_and_sigint_at_random_moments_always_stop_the_loop(tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_two_hundred_stops_at_random_moments_all_end_the_loop(tmp_path: Path) -> None:
-    """The acceptance loop: 200 SIGTERMs and SIGINTs; each ``dw serve`` ends within 5 s."""
-    stop_at_random_moments(tmp_path, times=200, seed=200)
+def test_two_hundred_stops_at_random_moments_all_end_the_loop(
+    tmp_path: Path, record_property: Callable[[str, object], None]
+) -> None:
+    """The acceptance loop: 200 SIGTERMs and SIGINTs; each ``dw serve`` ends (within the
+    5 s bound of a loaded machine) and no claim is left held."""
+    took = sorted(stop_at_random_moments(tmp_path, times=200, seed=200))
+    record_property("stop_seconds_median_p99_max", (took[100], took[197], took[-1]))
 
 
 # --- in process ---------------------------------------------------------------------------
