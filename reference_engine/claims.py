@@ -17,19 +17,17 @@ runs, from a :meth:`Claim.keep_alive` thread. It stops, writing nothing more, on
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import math
 import os
 import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reference_engine.clock import Clock
+from reference_engine.claim_looks import Looks
+from reference_engine.clock import Clock, SystemClock
 from reference_engine.records import keys
 from reference_engine.records.claim import Lease, decode_lease
 from reference_engine.records.decoding import Found
@@ -38,77 +36,6 @@ from reference_engine.refusals import Refusal
 
 GRACE_FRACTION = 5  # grace = ttl / 5
 POLL_SECONDS = 1.0  # a patient taker looks at a lease at least this often
-
-
-@dataclass
-class _Seen:
-    generation: int
-    digest: str  # sha256 of the lease bytes: the same bytes, the same digest
-    since: float
-
-
-class _Looks:
-    """What this taker saw of each run's newest lease, and since when (monotonic).
-
-    In memory by default. With ``path`` the looks also live in a small JSON file on this
-    host, so separate CLI processes share them: a first ``dw resume`` records the look,
-    and a later one (after ``DW_CLOCK`` moved) can prove the lease stale. Monotonic time
-    is host-wide, so the file never leaves the host; a lost or torn file only costs a
-    look, which errs towards ``busy``.
-    """
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self._memory: dict[str, _Seen] = {}
-        self._lock = threading.Lock()
-
-    def _load(self) -> dict[str, _Seen]:
-        if self.path is None:
-            return self._memory
-        try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-            return {run: _Seen(int(v["g"]), str(v["digest"]), float(v["since"]))
-                    for run, v in raw.items()}
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
-            return {}
-
-    def _store(self, looks: dict[str, _Seen]) -> None:
-        if self.path is None:
-            self._memory = looks
-            return
-        body = {run: {"g": v.generation, "digest": v.digest, "since": v.since}
-                for run, v in looks.items()}
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        with contextlib.suppress(OSError):  # a lost look only delays a takeover
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps(body), encoding="utf-8")
-            tmp.replace(self.path)
-
-    def judge(self, run_id: str, g: int, raw: bytes, now: float, stale_after: float) -> str:
-        """``stale``, ``alive`` (the bytes changed since the last look) or ``unknown``."""
-        digest = hashlib.sha256(raw).hexdigest()
-        with self._lock:
-            looks = self._load()
-            seen = looks.get(run_id)
-            verdict = "unknown"
-            if seen is not None and seen.generation == g and seen.digest == digest:
-                if now < seen.since:  # the host rebooted: monotonic time restarted
-                    seen = None
-                elif now - seen.since >= stale_after:
-                    return "stale"
-                else:
-                    return "unknown"
-            elif seen is not None and seen.generation == g:
-                verdict = "alive"
-            looks[run_id] = _Seen(g, digest, now)
-            self._store(looks)
-            return verdict
-
-    def forget(self, run_id: str) -> None:
-        with self._lock:
-            looks = self._load()
-            if looks.pop(run_id, None) is not None:
-                self._store(looks)
 
 
 def _generations(store: Any, run_id: str) -> list[int]:
@@ -223,7 +150,9 @@ class ClaimBook:
         self.ttl_ms = ttl_ms
         self.sleeper = sleeper
         self.patience = patience and sleeper is not None
-        self._looks = _Looks(looks_path)
+        self._looks = Looks(looks_path,
+                            wall_clock_check=isinstance(clock, SystemClock) and
+                            looks_path is not None)
 
     @property
     def ttl(self) -> float:

@@ -17,8 +17,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reference_engine.backoff import Backoff
 from reference_engine.claims import Claim, ClaimBook
 from reference_engine.clock import Clock
+from reference_engine.errors import InvalidKey
 from reference_engine.executor import (
     Executor,
     FencedSaver,
@@ -35,7 +37,8 @@ from reference_engine.lifecycle import (
     list_open_waits,
     sweep,
 )
-from reference_engine.records.decoding import Absent, Found, iso
+from reference_engine.records import keys
+from reference_engine.records.decoding import Absent, Found, Unreadable, iso
 from reference_engine.records.run import (
     CANCELLED,
     FAILED,
@@ -43,12 +46,15 @@ from reference_engine.records.run import (
     SUCCEEDED,
     SUSPENDED,
     RunRecord,
+    decode_run,
 )
 from reference_engine.records.run_states import STATUSES, indexed
 from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
 from reference_engine.refusals import Refusal
+from reference_engine.run_timeline import RunTimeline, build_timeline
 from reference_engine.scheduling import FULL_SCAN_EVERY_S, Schedule
+from reference_engine.secrets import SecretRefused, scan_or_refuse
 from reference_engine.stores.contract import ControlPlaneStore, supports_create
 from reference_engine.stores.keys import key_problem
 from reference_engine.waits.delivery import Request, deliver
@@ -60,6 +66,26 @@ if TYPE_CHECKING:  # dw show --timeline only: not loaded for the other commands
     from reference_engine.run_timeline import RunTimeline
 
 __all__ = ["Delivery", "Engine", "OpenWait", "ReceiptView", "RunView", "WaitView"]
+
+
+# Refusals that a later pass cannot cure by itself: reported and backed off like a failure.
+RETRY_LATER = frozenset({"too_large", "unreadable"})
+
+
+def _refuse_secret_inputs(workflow: Workflow) -> None:
+    """Inputs are stored in every revision of the run and shown by ``dw show``: one that
+    holds a secret is refused before anything is written (the input is never quoted)."""
+    try:
+        scan_or_refuse(dict(workflow.inputs))
+    except SecretRefused as refused:
+        rule = refused.rule
+    else:
+        return
+    raise Refusal("secret_detected", f"An input of workflow {workflow.name} was refused: it "
+                  f"matched the secret rule '{rule}', and inputs are stored in the run "
+                  "record. Give the secret to a shell: step through its environment (e.g. "
+                  "$API_TOKEN) instead, and run again without it: dw run WORKFLOW.yaml",
+                  {"rule": rule})
 
 
 def _store_name(store: object) -> str:
@@ -85,6 +111,7 @@ class Engine:
                                 sleeper=self.sleeper, patience=claim_patience,
                                 looks_path=claim_looks)
         self.schedule = Schedule(store, clock, full_scan_every)
+        self.serve_backoff = Backoff()
 
     # --- helpers ----------------------------------------------------------------------
 
@@ -99,8 +126,10 @@ class Engine:
             raise Refusal("run_not_found", f"No run has the id {run_id}. List the runs: dw runs",
                           {"runId": run_id})
         if not isinstance(newest.decoded, Found):
-            raise Refusal("unreadable", f"The newest revision of run {run_id} cannot be read; "
-                          f"the engine will not guess at it. Inspect it: dw show {run_id}",
+            raise Refusal("unreadable", f"The newest revision ({newest.n}) of run {run_id} "
+                          "cannot be read; the engine will not guess at it. See the newest "
+                          f"readable one with dw show {run_id}; to recover, "
+                          + self._damaged_hint(run_id, newest.n),
                           {"runId": run_id, "rev": newest.n})
         return newest.decoded.record
 
@@ -149,11 +178,12 @@ class Engine:
             raise self._unsupported(f"hold the waits of workflow {workflow.name}")
         if inputs:
             workflow = with_inputs(workflow, inputs)
+        _refuse_secret_inputs(workflow)
         run_id = str(uuid.uuid4()) if run_id is None else run_id.strip()
         problem = key_problem(run_id) if "/" not in run_id else "it contains '/'"
         if problem:
-            raise ValueError(f"run id is not usable as one key segment ({problem}); "
-                             "pass --run-id with letters, digits and dashes")
+            raise InvalidKey(f"run id is not usable as one key segment ({problem}); "
+                             "pass --run-id with letters, digits and dashes", op="run")
         exists = Refusal("run_exists", f"Run {run_id} already exists. Pick another --run-id, or "
                          f"delete the old run first: dw delete {run_id}", {"runId": run_id})
         if revision_numbers(self.store, run_id):
@@ -334,8 +364,28 @@ class Engine:
             return {}
         return {"runId": run_id, "workflow": "", "status": "unreadable", "updatedAt": ""}
 
+    def _damaged_hint(self, run_id: str, n: int) -> str:
+        return (f"remove the damaged record to fall back to revision {n - 1}: "
+                f"dw store rm {keys.revision_key(run_id, n)}, or delete the run: "
+                f"dw delete {run_id}")
+
     def show(self, run_id: str) -> dict[str, Any]:
-        r = self._record(run_id)
+        """The run's newest readable revision; a damaged newer one is named, not guessed at."""
+        newest = newest_revision(self.store, run_id)
+        if newest.n == 0 or isinstance(newest.decoded, Found):
+            return self._shown(self._record(run_id))
+        reason = newest.decoded.reason if isinstance(newest.decoded, Unreadable) else "absent"
+        damaged = {"rev": newest.n, "key": keys.revision_key(run_id, newest.n),
+                   "reason": reason, "recovery": self._damaged_hint(run_id, newest.n)}
+        for n in reversed(revision_numbers(self.store, run_id)[:-1]):
+            older = decode_run(self.store.get(keys.revision_key(run_id, n)), run_id, n)
+            if isinstance(older, Found):
+                return {**self._shown(older.record), "damaged": damaged}
+        raise Refusal("unreadable", f"No revision of run {run_id} can be read (the newest, "
+                      f"{newest.n}: {reason}); delete the run: dw delete {run_id}",
+                      {"runId": run_id, "rev": newest.n})
+
+    def _shown(self, r: RunRecord) -> dict[str, Any]:
         steps = {}
         for name, s in r.steps.items():
             entry: dict[str, Any] = {"status": s.status, "output": s.output, "error": s.error,
@@ -352,7 +402,6 @@ class Engine:
     def timeline(self, run_id: str) -> RunTimeline:
         """The run's history drawn from every stored revision, claim and outcome (read-only)."""
         self._record(run_id)  # run_not_found or unreadable, as for show
-        from reference_engine.run_timeline import build_timeline
 
         drawn = build_timeline(self.store, run_id)
         assert drawn is not None, "a readable newest revision makes a timeline"
@@ -371,28 +420,71 @@ class Engine:
         planned = self.schedule.plan(dry=True)
         return [run_id for run_id, status in planned.candidates if status == SUSPENDED]
 
-    def serve_once(self, *, full_scan: bool | None = None) -> list[str]:
+    def serve_once(self, *, full_scan: bool | None = None,
+                   should_stop: Callable[[], bool] | None = None) -> list[str]:
         """One scheduler pass through the ordinary resume path under the ordinary claim.
 
         The pass looks at the runs the index names (ready hints, deadlines that passed),
         or at every run when ``full_scan`` is true or one is due (the first pass, then
         every ``full_scan_every`` seconds; see ``scheduling.py``). A ``busy`` run is
         skipped (someone else holds it) and tried again next pass; a run that someone
-        else resumed between the look and the claim is left alone. Returns the run ids
+        else resumed between the look and the claim is left alone. A run whose resume
+        fails is reported and backed off, and the pass goes on. ``should_stop`` is asked
+        between runs, so a stop waits for the run in progress only. Returns the run ids
         this pass resumed.
         """
         if not self.creates:
             raise self._unsupported("serve runs")
         planned = self.schedule.plan(full_scan)
         resumed = []
-        for run_id, _status in planned.candidates:
+        for index, (run_id, _status) in enumerate(planned.candidates):
+            if should_stop is not None and should_stop():
+                for later, _ in planned.candidates[index:]:
+                    planned.skipped(later, "busy")  # untouched: look again next pass
+                break
+            if not self.serve_backoff.due(run_id, self.clock.monotonic()):
+                planned.skipped(run_id, "busy")
+                continue
             try:
                 view = self._resume(run_id, patience=False, scheduled=True)
             except Refusal as refusal:
-                self.progress(f"serve: skipped run {run_id}: {refusal.kind}")
-                planned.skipped(run_id, refusal.kind)
+                if refusal.kind in RETRY_LATER:
+                    self._serve_failed(run_id, refusal)
+                    planned.skipped(run_id, "busy")
+                else:
+                    self.progress(f"serve: skipped run {run_id}: {refusal.kind}")
+                    planned.skipped(run_id, refusal.kind)
+                continue
+            except Exception as exc:  # one bad run must not stop the others
+                self._serve_failed(run_id, exc)
+                planned.skipped(run_id, "busy")
                 continue
             planned.handled(run_id)
+            self.serve_backoff.succeeded(run_id)
             if view is not None:
                 resumed.append(run_id)
         return resumed
+
+    def _serve_failed(self, run_id: str, exc: Exception) -> None:
+        """Report a failed resume for its run: a progress line, a journal event, a back-off."""
+        streak = self.serve_backoff.failed(run_id, self.clock.monotonic())
+        pause = streak.retry_at - self.clock.monotonic()
+        # The type only: an exception's text may quote a payload or a secret.
+        why = exc.kind if isinstance(exc, Refusal) else type(exc).__name__
+        self.progress(f"serve: run {run_id} failed ({why}); "
+                      f"failure {streak.failures}, next try in {pause:g}s. See it: "
+                      f"dw show {run_id}")
+        with contextlib.suppress(Exception):  # the line above is the report of last resort
+            self._journal(run_id, {"type": "serve_failed", "error": why,
+                                   "failures": streak.failures, "retryInS": pause})
+
+    def _journal(self, run_id: str, event: dict[str, Any]) -> None:
+        """Append one event to a live run's journal under its claim, changing nothing else."""
+        claim = self.claims.take(run_id, patience=False)
+        try:
+            record = self._record(run_id)
+            if not record.ended:
+                saver = FencedSaver(self.store, self.clock, claim, True)
+                saver(record.with_event(journal_event({**event, "at": self.clock.now()})))
+        finally:
+            self._release_quietly(claim)

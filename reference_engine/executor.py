@@ -40,7 +40,7 @@ from reference_engine.records.run import (
 from reference_engine.records.run_states import move_run
 from reference_engine.records.views import RunView, WaitView
 from reference_engine.refusals import Refusal
-from reference_engine.secrets import filter_event
+from reference_engine.secrets import filter_event, redact_text, scrub
 from reference_engine.waits.outcomes import WaitFacts, outcome_at
 from reference_engine.waits.registration import (
     RegistrationTooLarge,
@@ -102,11 +102,14 @@ class FencedSaver:
                       updated_at=self.clock.now())
         data = new.encode()
         if len(data) > MAX_RUN_RECORD_BYTES:
-            # Written, it would read back as unreadable; stop here with a clear reason.
-            raise ValueError(f"run {new.run_id} would grow to {len(data)} bytes, over the "
-                             f"{MAX_RUN_RECORD_BYTES} byte record limit; split the workflow or "
-                             f"shorten its for_each lists, then cancel it: dw cancel "
-                             f"{new.run_id}")
+            # Written, it would read back as unreadable; stop here with a clear reason. A
+            # cancel always fits (an ending record leaves large values out), so it is the
+            # way out.
+            raise Refusal("too_large", f"Run {new.run_id} would grow to {len(data)} bytes, "
+                          f"over the {MAX_RUN_RECORD_BYTES} byte record limit, so this step "
+                          "cannot be saved; split the workflow or shorten its for_each lists. "
+                          f"End this run: dw cancel {new.run_id}",
+                          {"runId": new.run_id, "bytes": len(data)})
         key = keys.revision_key(new.run_id, new.rev)
         if not self.creates:
             self.store.put(key, data)
@@ -308,11 +311,17 @@ class Executor:
         if step.kind in ("log", "fail", "shell"):
             text = interpolate(str(step.value), context["inputs"], context)
             if step.kind == "log":
+                # What a log or shell step produced is printed and stored only after the
+                # secret rules: each matching span becomes [redacted:<rule>]. (A python
+                # step's value is the workflow author's own and may carry an answer the
+                # operator let through with --no-secret-detection.)
+                text = redact_text(text)
                 self.progress(text)
                 return SUCCEEDED, {"message": text}, None
             if step.kind == "fail":
                 return FAILED, None, text
-            return self._shell(text)
+            status, output, error = self._shell(text)
+            return status, scrub(output), error
         if step.kind == "sleep":
             self._sleep(float(step.value))
             return SUCCEEDED, {"seconds": step.value}, None

@@ -14,6 +14,7 @@ from typing import Any
 
 from reference_engine.executor import fail_wait, journal_event, step_output_for_signal
 from reference_engine.records import keys
+from reference_engine.records.compact import compacted
 from reference_engine.records.decoding import Found, Unreadable
 from reference_engine.records.outcome import ACCEPTED
 from reference_engine.records.run import ENDED, WAITING, RunRecord, StepRecord, WaitRef
@@ -95,7 +96,7 @@ def end_run(store: Any, record: RunRecord, status: str, now: float, save: Saver,
         final = fail_wait(final.with_step(name, step), name, step, "cancelled", at=now,
                           outcome=won)
     final = replace(final, status=status).with_event(journal_event({**event, "at": now}))
-    saved = save(final)
+    saved = save(compacted(final))  # an end always fits its record, whatever it held
     # 3. registrations, then 4. outcomes.
     finish_cleanup(store, saved)
     return saved

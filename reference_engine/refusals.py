@@ -9,7 +9,7 @@ REFUSAL_KINDS = frozenset({
     "unknown", "invalid_payload", "secret_detected", "expired",
     "already_settled", "closed", "unreadable", "unsupported",
     "not_suspended", "wrong_run", "not_waiting_here", "open_wait",
-    "busy", "run_not_found", "run_exists",
+    "busy", "run_not_found", "run_exists", "too_large", "invalid_submitter",
 })
 
 

@@ -222,3 +222,47 @@ def _redact(value: Any) -> Any:
         return [_redact(sub) for sub in value]
     _check_scalar(value)
     return value
+
+
+# A PEM key is redacted from its BEGIN line through its END line (or the end of the text),
+# not just the header the scanning rule looks for.
+_PEM_BLOCK = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----.*?"
+                        r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every span a rule matches replaced by ``[redacted:<rule>]``.
+
+    For what a step produced (``log:`` text, ``shell:`` output): the rest of the text
+    stays readable, unlike :func:`filter_event`, which replaces a matching string whole.
+    """
+    text = _PEM_BLOCK.sub(redacted("pem_private_key"), text)
+    for name, pattern in RULES:
+        text = pattern.sub(redacted(name), text)
+    return text
+
+
+def scrub(value: Any) -> Any:
+    """A copy of a JSON value with :func:`redact_text` applied to every string (keys too)
+    and every credential-named field's value redacted; raises :class:`SecretScanError`
+    on a value the scanner cannot judge, like :func:`scan`."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for key, sub in value.items():
+            if not isinstance(key, str):
+                _check_scalar(key)
+                out[key] = scrub(sub)
+                continue
+            new_key, n = redact_text(key), 2
+            while new_key != key and (new_key in out or new_key in value):
+                new_key = f"{redact_text(key)}#{n}"
+                n += 1
+            field = _field_rule(key, sub)
+            out[new_key] = redacted(field) if field else scrub(sub)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [scrub(sub) for sub in value]
+    _check_scalar(value)
+    return value

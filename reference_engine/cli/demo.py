@@ -63,7 +63,7 @@ def demo(print_workflow: bool, store_uri: str, as_json: bool) -> None:
              command="dw demo", kind="unsupported")
     from reference_engine.workflows.loader import load_workflow
 
-    with resources.as_file(source) as path, engine_session(store_uri) as engine:
+    with resources.as_file(source) as path, engine_session(store_uri, create=True) as engine:
         workflow = load_workflow(path)
         note(f"1/3 running {EXAMPLE} on store {store_uri} until it suspends")
         started = as_mapping(engine.run(workflow))

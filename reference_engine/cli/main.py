@@ -152,6 +152,9 @@ def dw() -> None:
     Every command takes --store URI (default ./.dw, or $DW_STORE) and --json.
     Exit codes: 0 success, 1 refused or failed, 2 usage error, 3 suspended.
     """
+    from reference_engine.cli.logs import quiet_library_logs
+
+    quiet_library_logs()
 
 
 def main() -> None:

@@ -84,7 +84,7 @@ def run(ctx: click.Context, file: Path, run_id: str | None, inputs: dict[str, st
     from reference_engine.workflows.loader import load_workflow
 
     workflow = load_workflow(file)
-    with engine_session(store_uri) as engine:
+    with engine_session(store_uri, create=True) as engine:
         view = engine.run(workflow, run_id=run_id, inputs=inputs or None)
     finish_run(view, workflow_schema_lookup(workflow), as_json=as_json,
                store_flag=store_flag_for(ctx, store_uri))

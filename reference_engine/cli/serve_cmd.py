@@ -2,46 +2,40 @@
 
 from __future__ import annotations
 
-import signal as os_signal
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from types import FrameType
+import math
 
 import click
 
 from reference_engine.cli.options import common_options
 from reference_engine.cli.output import emit_json, note, say
 from reference_engine.cli.session import engine_session
+from reference_engine.cli.stop_signals import stop_on_signals
+
+MIN_INTERVAL_S = 0.01
+MAX_INTERVAL_S = 86_400.0
 
 # The engine's own default (reference_engine.scheduling.FULL_SCAN_EVERY_S), written out so
 # that `dw --help` need not import the engine; a test keeps the two equal.
 FULL_SCAN_EVERY_S = 300.0
 
 
-@contextmanager
-def stop_on_sigterm(stop: threading.Event) -> Iterator[None]:
-    """SIGTERM sets ``stop``; the loop finishes its pass and exits 0."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal handlers exist only in the main thread (e.g. under a test runner)
-        return
-
-    def handler(_signum: int, _frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = os_signal.signal(os_signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        os_signal.signal(os_signal.SIGTERM, previous)
+def _interval(_ctx: click.Context, _param: click.Parameter, value: float) -> float:
+    # FloatRange lets nan through (every comparison with nan is false) and inf too; a nan
+    # interval spins, an infinite one overflows the wait. Both are usage errors.
+    if not math.isfinite(value) or not MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:
+        raise click.BadParameter(
+            f"must be a finite number of seconds from {MIN_INTERVAL_S:g} to "
+            f"{MAX_INTERVAL_S:g}, e.g. --interval 2")
+    return value
 
 
 @click.command()
 @click.option("--once", is_flag=True, help="Make one pass and exit.")
 @click.option("--until-idle", is_flag=True,
               help="Exit after a pass that leaves no run ready to resume (for scripts).")
-@click.option("--interval", default=2.0, show_default=True, metavar="SECONDS",
-              type=click.FloatRange(min=0.01), help="Pause between passes.")
+@click.option("--interval", default=2.0, show_default=True, metavar="SECONDS", type=float,
+              callback=_interval,
+              help=f"Pause between passes ({MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g}).")
 @click.option("--full-scan-every", default=FULL_SCAN_EVERY_S, show_default=True,
               metavar="SECONDS", type=click.FloatRange(min=0),
               help="Read every run this often (0: every pass). Other passes read only "
@@ -53,22 +47,27 @@ def serve(once: bool, until_idle: bool, interval: float, full_scan_every: float,
 
     Each pass resumes, through the ordinary resume path and claim, every suspended run
     whose waits all have outcomes, and takes over runs whose owner died; a run another
-    process holds is skipped. Loops until Ctrl-C or SIGTERM; --once makes one pass;
-    --until-idle stops once no run is ready.
+    process holds is skipped. Loops until Ctrl-C or SIGTERM (the run in progress
+    finishes, then the loop exits); --once makes one pass; --until-idle stops once no
+    run is ready.
 
     The first pass reads every run (a full scan), and so does one every
     --full-scan-every seconds. The passes between read only what the index names: runs
     with a settled wait, and waits whose deadline passed since the last pass.
     """
-    stop = threading.Event()
-    with engine_session(store_uri) as engine, stop_on_sigterm(stop):
-        engine.schedule.full_scan_every = full_scan_every
-        if not once and not until_idle:
-            note(f"dw serve: polling every {interval:g}s; stop with Ctrl-C or SIGTERM")
-        everything: list[str] = []
-        try:
-            while True:
-                resumed = engine.serve_once()
+    everything: list[str] = []
+    passes = 0
+    # The handlers go in first: a stop during a slow store open is honoured, not fatal.
+    with stop_on_signals() as stop:
+        with engine_session(store_uri, create=True) as engine:
+            engine.schedule.full_scan_every = full_scan_every
+            if not once and not until_idle and not stop():
+                note(f"dw serve: polling every {interval:g}s; stop with Ctrl-C or SIGTERM")
+            while not stop():
+                # The pass looks at the stop between runs: a stop waits for the run in
+                # progress only, never for the rest of the pass.
+                resumed = engine.serve_once(should_stop=stop)
+                passes += 1
                 everything.extend(resumed)
                 if as_json and not until_idle and (once or resumed):
                     emit_json({"resumed": list(resumed)})
@@ -77,15 +76,14 @@ def serve(once: bool, until_idle: bool, interval: float, full_scan_every: float,
                         say(f"resumed {run_id}")
                     if once and not resumed:
                         say("nothing to resume")
-                if once or (until_idle and not engine.ready_runs()):
+                if once or stop() or (until_idle and not engine.ready_runs()):
                     break
-                # An Event wait, not sleep: SIGTERM wakes it at once. A pass that resumed
-                # something goes again at once; one that only met busy runs waits.
-                if stop.wait(0 if until_idle and resumed else interval):
-                    break
-        except KeyboardInterrupt:
-            pass
-        if as_json and until_idle:
+                # A pass that resumed something goes again at once; one that only met
+                # busy runs waits. A stop wakes the wait at once.
+                stop.wait(0 if until_idle and resumed else interval)
+        if as_json and (until_idle or (once and passes == 0)):
             emit_json({"resumed": everything})
-    if not once and not until_idle:
-        note("dw serve: stopped")
+        if not once and not until_idle:
+            note("dw serve: stopped")
+        elif stop():
+            note(f"dw serve: stopped by {stop.signal_name}")

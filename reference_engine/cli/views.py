@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reference_engine.cli.hints import resume_command, signal_command
-from reference_engine.cli.output import say, table
+from reference_engine.cli.output import note, say, table
 
 SchemaLookup = Callable[[str], Any]
 
@@ -65,6 +65,11 @@ def _when(value: Any) -> str:
 def render_record(record: Mapping[str, Any], store_flag: str = "") -> None:
     """``dw show``: header, a steps table, the journal, and the next command if suspended."""
     run_id = str(record.get("runId", ""))
+    damaged = record.get("damaged")
+    if isinstance(damaged, Mapping):
+        note(f"revision {damaged.get('rev')} ({damaged.get('key')}) cannot be read: "
+             f"{damaged.get('reason')}; showing revision {record.get('rev')}. To recover, "
+             f"{damaged.get('recovery')}")
     say(f"run {run_id} ({record.get('workflow', '')}): {record.get('status', '')}"
         f"  created {record.get('createdAt', '?')}, updated {record.get('updatedAt', '?')}")
     steps = record.get("steps")

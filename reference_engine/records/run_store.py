@@ -12,10 +12,11 @@ from reference_engine.records.run import RunRecord, decode_run
 
 @dataclass(frozen=True)
 class Newest:
-    """The newest revision number of a run (0: no revision) and its decoding."""
+    """The newest revision number of a run (0: no revision), its decoding and its size."""
 
     n: int
     decoded: Decoded[RunRecord]
+    size: int = 0
 
 
 def revision_numbers(store: Any, run_id: str) -> list[int]:
@@ -32,7 +33,8 @@ def newest_revision(store: Any, run_id: str) -> Newest:
     if not numbers:
         return Newest(0, ABSENT)
     n = numbers[-1]
-    return Newest(n, decode_run(store.get(keys.revision_key(run_id, n)), run_id, n))
+    data = store.get(keys.revision_key(run_id, n))
+    return Newest(n, decode_run(data, run_id, n), len(data) if data is not None else 0)
 
 
 def run_ids(store: Any) -> list[str]:

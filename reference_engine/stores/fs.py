@@ -6,6 +6,12 @@ key -> path mapping injective, so ``a`` (``a.rec``) and ``a/b`` (``a.d/b.rec``) 
 and a key such as ``a.rec/x`` (``a.rec.d/x.rec``) cannot collide with either. Temp files
 end in ``.tmp``, a suffix no key maps to, so ``list`` skips them.
 
+On a case-insensitive file system (macOS and Windows by default) ``Foo`` and ``foo``
+would share one file. The store detects such a directory at open and then writes every
+upper-case letter ``X`` of a key as ``^x`` (and ``^`` as ``^^``) on disk, so keys stay
+distinct; a key without capitals or ``^`` keeps its usual name, so stores made before
+keep working.
+
 ``put_if_absent`` writes a complete temp file beside the target, then ``os.link``s it into
 place: the link fails with EEXIST when a record exists, and a reader never sees a partial
 record. ``put`` is temp + ``os.replace``. With ``fsync=True`` (the default) the file and its
@@ -21,6 +27,7 @@ import itertools
 import os
 import re
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import SplitResult, parse_qs, unquote
 
@@ -100,6 +107,7 @@ class FsStore:
         # Temp names are unique per process (token) and per call (counter).
         self._token = f"{os.getpid()}-{secrets.token_hex(4)}"
         self._counter = itertools.count()
+        self.case_insensitive = False
         self._open()
 
     def __repr__(self) -> str:
@@ -129,6 +137,7 @@ class FsStore:
                 op="open",
             )
         self._probe_hard_links()
+        self.case_insensitive = is_case_insensitive(self._control, self._temp_path)
 
     def _probe_hard_links(self) -> None:
         source = self._temp_path(self._control)
@@ -154,10 +163,14 @@ class FsStore:
     # -- layout ----------------------------------------------------------------------------
 
     def _dir_for(self, segments: list[str]) -> str:
+        if self.case_insensitive:
+            segments = [fold_name(s) for s in segments]
         return os.path.join(self._control, *[s + DIR_SUFFIX for s in segments])
 
     def _record_path(self, key: str) -> tuple[str, str]:
         """(directory, record path) of a validated key; string concatenation, as it is hot."""
+        if self.case_insensitive:
+            key = fold_name(key)
         parents, _, leaf = key.rpartition("/")
         if parents:
             directory = (
@@ -324,15 +337,47 @@ class FsStore:
         except (FileNotFoundError, NotADirectoryError):
             return  # nothing there, or a racing delete pruned it
         lead = key_prefix + "/" if key_prefix else ""
+        unfold = unfold_name if self.case_insensitive else str
         for entry in entries:
             name = entry.name
             if name.endswith(RECORD_SUFFIX) and entry.is_file(follow_symlinks=False):
-                out.append(lead + name[: -len(RECORD_SUFFIX)])
+                out.append(lead + unfold(name[: -len(RECORD_SUFFIX)]))
             elif name.endswith(DIR_SUFFIX) and entry.is_dir(follow_symlinks=False):
-                self._walk(entry.path, lead + name[: -len(DIR_SUFFIX)], out)
+                self._walk(entry.path, lead + unfold(name[: -len(DIR_SUFFIX)]), out)
 
     def close(self) -> None:
         """Nothing to release: every call opens and closes its own files."""
+
+
+_CAPITAL_OR_MARK = re.compile(r"[A-Z^]")
+_FOLDED = re.compile(r"\^(.)")
+
+
+def fold_name(text: str) -> str:
+    """``text`` spelled for a case-insensitive file system: ``X`` -> ``^x``, ``^`` -> ``^^``."""
+    return _CAPITAL_OR_MARK.sub(lambda m: "^^" if m.group() == "^" else "^" + m.group().lower(),
+                                text)
+
+
+def unfold_name(name: str) -> str:
+    """The inverse of :func:`fold_name`."""
+    return _FOLDED.sub(lambda m: "^" if m.group(1) == "^" else m.group(1).upper(), name)
+
+
+def is_case_insensitive(directory: str, temp_path: Callable[[str], str]) -> bool:
+    """Whether ``directory``'s file system folds case: a probe file with a lower-case name
+    is also found under its upper-case name."""
+    probe = temp_path(directory)
+    head, tail = os.path.split(probe)
+    try:
+        fd = os.open(probe, _CREATE_FLAGS, 0o600)
+        os.close(fd)
+    except OSError:
+        return False  # the hard-link probe already proved the directory writable
+    try:
+        return os.path.exists(os.path.join(head, tail.upper()))
+    finally:
+        _unlink_quietly(probe)
 
 
 def _unlink_quietly(path: str) -> None:

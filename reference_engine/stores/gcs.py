@@ -17,8 +17,9 @@ import hashlib
 import json
 import os
 import secrets
+import socket
 from typing import Any
-from urllib.parse import SplitResult, quote
+from urllib.parse import SplitResult, quote, urlsplit
 
 from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
 from reference_engine.stores.bucket_uri import parse_bucket_uri
@@ -50,6 +51,31 @@ def _filesystem_class() -> Any:
             "the GCS store needs gcsfs: pip install 'dw-testing[gcs]'", op="open"
         ) from None
     return GCSFileSystem
+
+
+ENDPOINT_PROBE_S = 3.0
+
+
+def check_endpoint(endpoint: str, *, probe_s: float = ENDPOINT_PROBE_S) -> None:
+    """Refuse, at open, an ``endpoint=`` that is not an http(s) URL or that nothing
+    answers on: gcsfs would otherwise retry each call for about half a minute first."""
+    parsed = urlsplit(endpoint)
+    try:
+        port = parsed.port
+    except ValueError:
+        port = -1
+    if parsed.scheme not in ("http", "https") or not parsed.hostname or port == -1:
+        raise StoreUnavailable(
+            "GCS endpoint= must be an http(s) URL with a host, e.g. "
+            "endpoint=http://127.0.0.1:4443", op="open")
+    where = (parsed.hostname, port or (443 if parsed.scheme == "https" else 80))
+    try:
+        socket.create_connection(where, timeout=probe_s).close()
+    except OSError as exc:
+        raise StoreUnavailable(
+            f"cannot reach the GCS endpoint {parsed.scheme}://{where[0]}:{where[1]} "
+            f"({exc.strerror or type(exc).__name__}); start the server or fix endpoint=",
+            op="open") from None
 
 
 def _status_of(exc: BaseException) -> int:
@@ -105,6 +131,7 @@ class GcsStore:
                 "token": token if token is not None else ("anon" if endpoint else None),
             }
             if endpoint:
+                check_endpoint(endpoint)
                 kwargs["endpoint_url"] = endpoint
             if project:
                 kwargs["project"] = project

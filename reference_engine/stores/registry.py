@@ -19,8 +19,9 @@ import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from reference_engine.errors import StoreUnavailable
 from reference_engine.stores.contract import ControlPlaneStore, close_store
@@ -174,6 +175,38 @@ def open_from_factory(obj: Any, label: str) -> ControlPlaneStore:
     from reference_engine.stores.async_adapter import adapt_if_async
 
     return adapt_if_async(made, label=label)  # type: ignore[no-any-return]
+
+
+def local_path(uri: str | None) -> Path | None:
+    """Where a built-in local store keeps its data: the directory of a bare path or
+    ``file://`` URI, the database file of ``sqlite://``. ``None`` for any other store."""
+    target = uri or DEFAULT_STORE
+    if URI.match(target) is None:
+        if IMPORT_PATH.match(target):
+            return None
+        if NAME.match(target) and target in registered_stores():
+            return None
+        return Path(target)
+    parsed = urlsplit(target)
+    scheme, path = parsed.scheme.lower(), unquote(parsed.path)
+    if scheme == "file" and path.startswith("/"):
+        return Path(path)
+    if scheme == "sqlite" and path.strip("/"):
+        if parsed.netloc in ("", "localhost"):
+            return Path("/" + path.lstrip("/"))
+        if parsed.netloc in (".", ".."):
+            return Path(parsed.netloc + path)
+    return None
+
+
+def require_existing(uri: str | None, create_hint: str) -> None:
+    """Refuse a local store that does not exist yet: a command that only reads or delivers
+    must not create an empty store from a mistyped ``--store``."""
+    where = local_path(uri)
+    if where is not None and not where.exists():
+        raise StoreUnavailable(
+            f"there is no store at {where}; check --store (or $DW_STORE) for a typo. "
+            f"A store is created by the first run: {create_hint}", op="open")
 
 
 def open_store(uri: str | None = None) -> ControlPlaneStore:

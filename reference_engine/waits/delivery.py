@@ -24,6 +24,7 @@ from reference_engine.records.run_store import newest_revision, run_ids
 from reference_engine.records.views import Delivery, ReceiptView
 from reference_engine.refusals import Refusal
 from reference_engine.secrets import SecretRefused, scan_or_refuse
+from reference_engine.waits.budget import applied_cost, check_budget, check_submitter
 from reference_engine.waits.index import drop_ready_hint
 from reference_engine.waits.outcomes import (
     WaitFacts,
@@ -205,6 +206,19 @@ def _awaiting_resume(store: Any, run_id: str, now: float) -> bool:
     return True
 
 
+def _check_run_can_take(store: Any, run_id: str, wait_id: str, cost: int, retry: str) -> None:
+    """The run that will apply this answer is readable and has room for it."""
+    newest = newest_revision(store, run_id)
+    if newest.n == 0:
+        return  # a legacy registration whose run is gone: the sweep's business
+    if not isinstance(newest.decoded, Found):
+        raise Refusal("unreadable", f"The newest revision of run {run_id} cannot be read, so "
+                      f"no signal can be delivered to wait {wait_id}: it could never be "
+                      f"applied. Inspect the run: dw show {run_id}",
+                      {"runId": run_id, "waitId": wait_id})
+    check_budget(store, newest.decoded.record, newest.size, wait_id, cost, retry)
+
+
 def deliver(store: Any, clock: Clock, request: Request) -> Delivery:
     """Settle ``accepted`` on the wait, or raise the :class:`Refusal` that explains why not."""
     shown = request.wait_id.strip()[:80]
@@ -248,9 +262,13 @@ def deliver(store: Any, clock: Clock, request: Request) -> Delivery:
             raise Refusal("secret_detected", f"Payload refused for wait {wait_id}: {why}. "
                           "Remove the secret, or pass --no-secret-detection if it is none: "
                           + retry, {"waitId": wait_id, "rule": rule})
+    submitted_by = request.submitted_by if request.submitted_by is not None \
+        else default_submitter()
+    check_submitter(submitted_by, wait_id, retry)
     receipt = Receipt(id=str(uuid.uuid4()), wait_id=wait_id, received_at=now,
-                      submitted_by=request.submitted_by or default_submitter(),
-                      secret_detection=request.secret_detection)
+                      submitted_by=submitted_by, secret_detection=request.secret_detection)
+    _check_run_can_take(store, registration.run_id, wait_id,
+                        applied_cost(payload, receipt.to_json()), retry)
     mine = facts.outcome(ACCEPTED, now, receipt=receipt, payload=payload)
     stored = settle(store, mine)
     if isinstance(stored, Absent):

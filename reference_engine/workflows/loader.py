@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,7 +56,15 @@ def load_workflow(path: str | os.PathLike[str]) -> Workflow:
     """Read, parse and check the YAML workflow at ``path``."""
     origin = f"workflow file '{os.fspath(path)}'"
     try:
-        with open(path, "rb") as handle:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; only a regular file is read.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError
+            if not stat.S_ISREG(mode):
+                raise WorkflowError(f"{origin} is not a regular file (a FIFO, device or "
+                                    "socket); save the workflow to a .yaml file and pass that")
             raw = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise WorkflowError(f"{origin} does not exist; check the path") from None
