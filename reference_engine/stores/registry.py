@@ -181,6 +181,8 @@ def local_path(uri: str | None) -> Path | None:
     """Where a built-in local store keeps its data: the directory of a bare path or
     ``file://`` URI, the database file of ``sqlite://``. ``None`` for any other store."""
     target = uri or DEFAULT_STORE
+    if target.startswith(EXEC_PREFIX):
+        return None  # a child process keeps the data, wherever its command says
     if URI.match(target) is None:
         if IMPORT_PATH.match(target):
             return None

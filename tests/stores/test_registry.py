@@ -116,3 +116,18 @@ def test_a_provider_outside_pytest_is_refused_with_the_pytest_command(
             open_store("adapter_provider:provide")
     finally:
         sys.modules.pop("adapter_provider", None)
+
+
+@pytest.mark.parametrize(("reference", "local"), [
+    ("file:///tmp/dw-store", "/tmp/dw-store"),
+    ("./some/dir", "some/dir"),
+    ("sqlite:///tmp/dw.db", "/tmp/dw.db"),
+    ("memory://x", None),
+    ("exec:python -m reference_engine.stores.exec.child 'file:///tmp/x'", None),
+    ("adapter_ok:make_store", None),
+])
+def test_only_local_stores_have_a_path_to_check(reference: str, local: str | None) -> None:
+    from reference_engine.stores.registry import local_path
+
+    found = local_path(reference)
+    assert (None if found is None else str(found)) == local
