@@ -50,6 +50,7 @@ def _lifecycle(engine: Any, store: Any) -> None:
     assert_applied_once(engine, store, view.run_id, delivery.receipt.id)
 
 
+@pytest.mark.dw_clause("C-LOST-1", "C-ENGINE-1")
 def test_a_signal_whose_create_reply_was_lost_is_still_accepted(
     faulty: FaultyStore, dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
@@ -67,6 +68,7 @@ def test_a_signal_whose_create_reply_was_lost_is_still_accepted(
     assert_applied_once(engine, dw_store, view.run_id, delivery.receipt.id)
 
 
+@pytest.mark.dw_clause("C-LOST-1", "C-ENGINE-1")
 def test_a_signal_told_false_although_its_create_won_is_still_accepted(
     faulty: FaultyStore, dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
@@ -86,6 +88,7 @@ def test_a_signal_told_false_although_its_create_won_is_still_accepted(
 
 @pytest.mark.parametrize("fault", ["false-to-winner", "drop-response-after-commit",
                                    "conflict-409-once"])
+@pytest.mark.dw_clause("C-LOST-1", "C-ENGINE-1")
 def test_an_ambiguous_create_of_every_record_loses_and_duplicates_nothing(
     fault: str, faulty: FaultyStore, dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
@@ -97,6 +100,7 @@ def test_an_ambiguous_create_of_every_record_loses_and_duplicates_nothing(
     _lifecycle(dw_make_engine(faulty), dw_store)
 
 
+@pytest.mark.dw_clause("C-CREATE-6", "C-ENGINE-1")
 def test_a_conflict_on_a_signal_does_not_refuse_it(
     faulty: FaultyStore, dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:

@@ -86,6 +86,7 @@ def _finish(engine: Any, run_id: str) -> None:
                                  f"{refusal.kind}: {refusal.message}") from None
 
 
+@pytest.mark.dw_clause("C-LOST-1", "C-ENGINE-2")
 def test_a_resume_killed_at_any_write_is_finished_by_a_restart_exactly_once(
     dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
 ) -> None:
@@ -95,6 +96,7 @@ def test_a_resume_killed_at_any_write_is_finished_by_a_restart_exactly_once(
     assert explored >= 1
 
 
+@pytest.mark.dw_clause("C-LOST-1", "C-ENGINE-2")
 def test_a_cancel_killed_at_any_write_keeps_the_signal_that_won(
     dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
 ) -> None:

@@ -45,6 +45,7 @@ def _examples(profile: str, handle: Any) -> int:
     return max(MIN_EXAMPLES, int(wanted * FAST_ROUND_TRIP / round_trip))
 
 
+@pytest.mark.dw_clause("C-ENGINE-2")
 def test_the_wait_lifecycle_keeps_its_promises_after_every_step(
     dw_open_handle: Callable[[], Any], dw_engine_variant: EngineUnderTest | None,
 ) -> None:

@@ -101,6 +101,7 @@ def _suspended_many(engine: Engine) -> tuple[str, list[str]]:
     return view.run_id, [w.wait_id for w in sorted(view.waits, key=lambda w: w.step)]
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-HANDLE-2", "C-ENGINE-2")
 def test_signals_racing_from_threads_have_one_winner_per_wait(
     dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
@@ -111,6 +112,7 @@ def test_signals_racing_from_threads_have_one_winner_per_wait(
     _check_races(engine, dw_store, run_id, wait_ids, answers)
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-HANDLE-1", "C-ENGINE-2")
 @pytest.mark.dw_requires("cross_handle")
 def test_signals_racing_from_handles_have_one_winner_per_wait(
     dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
@@ -122,6 +124,7 @@ def test_signals_racing_from_handles_have_one_winner_per_wait(
     _check_races(engine, dw_store, run_id, wait_ids, answers)
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-CHILD-1", "C-ENGINE-2")
 @pytest.mark.dw_requires("cross_process")
 def test_signals_racing_from_processes_have_one_winner_per_wait(
     dw_store: Any, dw_child_target: DwChildTarget, dw_clock: FakeClock,
@@ -134,6 +137,7 @@ def test_signals_racing_from_processes_have_one_winner_per_wait(
     _check_races(engine, dw_store, run_id, wait_ids, answers)
 
 
+@pytest.mark.dw_clause("C-ENGINE-2")
 def test_a_second_signal_is_refused_with_the_first_receipt(
     dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
@@ -151,6 +155,7 @@ def test_a_second_signal_is_refused_with_the_first_receipt(
     assert_applied_once(engine, dw_store, view.run_id, first.receipt.id)
 
 
+@pytest.mark.dw_clause("C-CREATE-5", "C-ENGINE-2")
 def test_a_deleted_runs_id_starts_a_new_run_with_new_waits(
     dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
@@ -169,6 +174,7 @@ def test_a_deleted_runs_id_starts_a_new_run_with_new_waits(
     assert_applied_once(engine, dw_store, "reused", delivery.receipt.id)
 
 
+@pytest.mark.dw_clause("C-KEY-2", "C-ENGINE-2")
 def test_run_ids_that_differ_only_by_case_are_two_runs(
     dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
@@ -184,6 +190,7 @@ def test_run_ids_that_differ_only_by_case_are_two_runs(
     assert engine.show("release-a")["jobs"]["ship"] == "skipped"
 
 
+@pytest.mark.dw_clause("C-VAL-1", "C-ENGINE-2")
 @pytest.mark.dw_requires("large_values")
 def test_a_wait_with_a_large_schema_suspends_and_resumes(
     dw_store: Any, dw_make_engine: MakeEngine,
@@ -205,6 +212,7 @@ def test_a_wait_with_a_large_schema_suspends_and_resumes(
     assert_applied_once(engine, dw_store, view.run_id, delivery.receipt.id)
 
 
+@pytest.mark.dw_clause("C-HANDLE-3", "C-ENGINE-2")
 @pytest.mark.dw_requires("durable_reopen")
 def test_a_run_released_before_the_store_was_reopened_resumes_at_once(
     dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
@@ -220,6 +228,7 @@ def test_a_run_released_before_the_store_was_reopened_resumes_at_once(
     assert_applied_once(engine, second, "reopened", delivery.receipt.id)
 
 
+@pytest.mark.dw_clause("C-ENGINE-2")
 def test_a_signal_writes_its_outcome_and_nothing_else(
     dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:

@@ -58,6 +58,7 @@ def _refused(call: Callable[[], object]) -> str:
 # --- 1. a signal during the drain of a level -----------------------------------------------
 
 
+@pytest.mark.dw_clause("C-HANDLE-1", "C-ENGINE-2")
 @pytest.mark.dw_requires("cross_handle")
 def test_a_signal_during_the_drain_survives_the_owners_later_saves(
     dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
@@ -97,6 +98,7 @@ def test_a_signal_during_the_drain_survives_the_owners_later_saves(
 # --- 2. a signal against a timeout ---------------------------------------------------------
 
 
+@pytest.mark.dw_clause("C-HANDLE-1", "C-ENGINE-2")
 @pytest.mark.dw_requires("cross_handle")
 def test_a_signal_created_before_the_deadline_beats_a_later_look(
     dw_store: Any, dw_open_handle: OpenHandle, dw_clock: FakeClock, dw_make_engine: MakeEngine,
@@ -117,6 +119,7 @@ def test_a_signal_created_before_the_deadline_beats_a_later_look(
     assert_applied_once(engine, dw_store, view.run_id, delivery.receipt.id)
 
 
+@pytest.mark.dw_clause("C-CREATE-1", "C-ENGINE-2")
 @pytest.mark.dw_requires("cross_handle")
 def test_a_timeout_settled_first_refuses_a_parked_signal(
     dw_store: Any, dw_open_handle: OpenHandle, dw_clock: FakeClock, dw_make_engine: MakeEngine,
@@ -156,6 +159,7 @@ CANCEL_WINDOWS = {
 }
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-ENGINE-2")
 @pytest.mark.dw_requires("cross_handle")
 @pytest.mark.parametrize("window", list(CANCEL_WINDOWS))
 def test_a_cancel_inside_a_signal_closes_the_wait(
@@ -176,6 +180,7 @@ def test_a_cancel_inside_a_signal_closes_the_wait(
         assert receipt_in_run(shown) is None
 
 
+@pytest.mark.dw_clause("C-CREATE-1", "C-ENGINE-2")
 def test_a_signal_that_won_before_a_cancel_keeps_its_receipt(
     dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
@@ -193,6 +198,7 @@ def test_a_signal_that_won_before_a_cancel_keeps_its_receipt(
 # --- 4. a signal from a second repository context ------------------------------------------
 
 
+@pytest.mark.dw_clause("C-HANDLE-1", "C-ENGINE-2")
 @pytest.mark.dw_requires("cross_handle")
 def test_a_signal_from_another_handle_is_seen_and_applied(
     dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
@@ -226,6 +232,7 @@ def _cli(target: DwChildTarget, clock: FakeClock, *args: str) -> tuple[int, Any]
     return done.returncode, json.loads(done.stdout)
 
 
+@pytest.mark.dw_clause("C-CHILD-1", "C-ENGINE-2")
 @pytest.mark.dw_requires("cross_process")
 def test_sequenced_cli_processes_signal_and_resume_a_run_on_the_store(
     dw_store: Any, dw_child_target: DwChildTarget, dw_clock: FakeClock,
@@ -244,6 +251,7 @@ def test_sequenced_cli_processes_signal_and_resume_a_run_on_the_store(
     assert_applied_once(engine, dw_store, view.run_id, delivery["receipt"]["id"])
 
 
+@pytest.mark.dw_clause("C-CHILD-1", "C-ENGINE-2")
 @pytest.mark.dw_requires("cross_process")
 def test_a_cli_process_sees_the_deadline_this_process_let_pass(
     dw_store: Any, dw_child_target: DwChildTarget, dw_clock: FakeClock,
@@ -267,6 +275,7 @@ def _suspended_and_signalled(engine: Any) -> tuple[str, str]:
     return view.run_id, engine.signal(view.waits[0].wait_id, YES).receipt.id
 
 
+@pytest.mark.dw_clause("C-LOST-1", "C-ENGINE-2")
 @pytest.mark.parametrize("point", ["before", "after_commit"])
 @pytest.mark.dw_requires("cross_handle")
 def test_a_resume_crashing_at_its_consume_loses_and_duplicates_nothing(
@@ -294,6 +303,7 @@ def test_a_resume_crashing_at_its_consume_loses_and_duplicates_nothing(
 # --- 6. competing schedulers and a manual resume -------------------------------------------
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-ENGINE-2")
 @pytest.mark.dw_requires("cross_handle")
 def test_competing_schedulers_and_a_manual_resume_apply_the_answer_once(
     dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
@@ -312,6 +322,7 @@ def test_competing_schedulers_and_a_manual_resume_apply_the_answer_once(
     assert_applied_once(dw_make_engine(dw_store), dw_store, run_id, receipt)
 
 
+@pytest.mark.dw_clause("C-ENGINE-2")
 @pytest.mark.dw_requires("cross_handle")
 def test_a_resume_paused_past_its_lease_is_fenced_off_by_the_next_holder(
     dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,

@@ -133,6 +133,7 @@ def _plans(random_: random.Random, run_ids: list[str]) -> list[list[tuple[str, s
              for _ in range(OPS_PER_THREAD)] for _ in range(THREADS)]
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-HANDLE-2", "C-LOST-1", "C-ENGINE-2")
 def test_concurrent_signals_timeouts_cancels_and_resumes_decide_each_wait_once(
     dw_store: Any, dw_open_handle: Callable[[], Any], dw_clock: FakeClock,
     dw_make_engine: MakeEngine,

@@ -9,6 +9,7 @@ import pytest
 pytestmark = [pytest.mark.dw_store_contract, pytest.mark.dw_requires("put_if_absent")]
 
 
+@pytest.mark.dw_clause("C-CREATE-1", "C-CREATE-3")
 def test_create_returns_true_once_then_false_and_never_the_value(dw_store: Any) -> None:
     first = dw_store.put_if_absent("runs/r1/claim", b"first")
     second = dw_store.put_if_absent("runs/r1/claim", b"second")
@@ -21,6 +22,7 @@ def test_create_returns_true_once_then_false_and_never_the_value(dw_store: Any) 
     assert dw_store.get("runs/r1/claim") == b"first", "a losing create changed the record"
 
 
+@pytest.mark.dw_clause("C-CREATE-1")
 def test_create_over_a_record_written_by_put_returns_false_and_keeps_its_bytes(
     dw_store: Any,
 ) -> None:
@@ -30,6 +32,7 @@ def test_create_over_a_record_written_by_put_returns_false_and_keeps_its_bytes(
     assert dw_store.get("waits/w1/outcome") == b"written by put"
 
 
+@pytest.mark.dw_clause("C-CREATE-1")
 def test_create_with_the_same_bytes_again_returns_false(dw_store: Any) -> None:
     assert dw_store.put_if_absent("waits/w2/outcome", b"same") is True
     assert dw_store.put_if_absent("waits/w2/outcome", b"same") is False, (
@@ -40,6 +43,7 @@ def test_create_with_the_same_bytes_again_returns_false(dw_store: Any) -> None:
     assert dw_store.put_if_absent("waits/w3/outcome", b"same") is False
 
 
+@pytest.mark.dw_clause("C-CREATE-5")
 def test_create_after_delete_creates_the_key_again(dw_store: Any) -> None:
     assert dw_store.put_if_absent("leases/l1", b"old") is True
     dw_store.delete("leases/l1")
@@ -50,6 +54,7 @@ def test_create_after_delete_creates_the_key_again(dw_store: Any) -> None:
     assert dw_store.get("leases/l1") == b"new"
 
 
+@pytest.mark.dw_clause("C-KEY-3")
 def test_create_of_a_key_with_keys_beneath_it_wins_before_and_after_they_go(
     dw_store: Any,
 ) -> None:

@@ -33,6 +33,7 @@ def _check(history: list[Operation], seed: int) -> None:
         raise
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-CREATE-3", "C-CREATE-4", "C-HANDLE-1", "C-KEY-3")
 @pytest.mark.dw_requires("cross_handle")
 def test_racing_handles_over_a_few_keys_are_linearizable(
     dw_open_handle: Callable[[], Any],
@@ -42,6 +43,7 @@ def test_racing_handles_over_a_few_keys_are_linearizable(
     _check(history, seed)
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-CREATE-3", "C-CREATE-4", "C-HANDLE-1")
 @pytest.mark.dw_requires("cross_handle")
 def test_racing_handles_on_one_hot_key_are_linearizable(
     dw_open_handle: Callable[[], Any],
@@ -51,12 +53,14 @@ def test_racing_handles_on_one_hot_key_are_linearizable(
     _check(history, seed)
 
 
+@pytest.mark.dw_clause("C-HANDLE-2", "C-CREATE-2")
 def test_racing_threads_on_one_handle_are_linearizable(dw_store: Any) -> None:
     seed = rng("histories/one-handle").randrange(2**32)
     history = run_threads(lambda: dw_store, racers=4, calls=30, keys=FEW_KEYS, seed=seed)
     _check(history, seed)
 
 
+@pytest.mark.dw_clause("C-CHILD-1", "C-CREATE-2")
 @pytest.mark.dw_requires("cross_process")
 def test_racing_processes_are_linearizable(dw_child_target: ChildTarget) -> None:
     seed = rng("histories/processes").randrange(2**32)

@@ -59,6 +59,7 @@ REFUSED_PREFIXES = {
 }
 
 
+@pytest.mark.dw_clause("C-KEY-2")
 def test_keys_are_case_sensitive(dw_store: Any) -> None:
     for value, key in enumerate(["Key", "key", "KEY"]):
         dw_store.put(f"case/{key}", str(value).encode())
@@ -66,6 +67,7 @@ def test_keys_are_case_sensitive(dw_store: Any) -> None:
     assert dw_store.list("case") == ["case/KEY", "case/Key", "case/key"]
 
 
+@pytest.mark.dw_clause("C-KEY-2")
 def test_keys_are_not_unicode_normalised(dw_store: Any) -> None:
     composed = unicodedata.normalize("NFC", "caf\u00e9")
     decomposed = unicodedata.normalize("NFD", composed)
@@ -77,6 +79,7 @@ def test_keys_are_not_unicode_normalised(dw_store: Any) -> None:
     assert dw_store.list("nfc") == sorted([f"nfc/{composed}", f"nfc/{decomposed}"])
 
 
+@pytest.mark.dw_clause("C-KEY-3")
 def test_a_key_and_keys_beneath_it_coexist(dw_store: Any) -> None:
     dw_store.put("a", b"1")
     dw_store.put("a/b", b"2")
@@ -103,6 +106,7 @@ def _refusal_problems(call: Any, op: str, shape: str) -> list[str]:
     return [f"{op}({shape}): accepted"]
 
 
+@pytest.mark.dw_clause("C-KEY-1")
 def test_every_refused_key_shape_raises_invalid_key_on_every_operation(
     dw_raw_store: Any, dw_caps: dict[str, bool],
 ) -> None:
@@ -128,6 +132,7 @@ def test_every_refused_key_shape_raises_invalid_key_on_every_operation(
     assert written == [], f"refused writes still stored {len(written)} record(s) under the probe"
 
 
+@pytest.mark.dw_clause("C-KEY-1")
 def test_every_refused_prefix_shape_raises_invalid_key_on_list(dw_raw_store: Any) -> None:
     problems: list[str] = []
     for shape, prefix in REFUSED_PREFIXES.items():

@@ -42,6 +42,7 @@ def _write(store: Any, keys: list[str]) -> None:
         store.put(key, key.encode("utf-8"))
 
 
+@pytest.mark.dw_clause("C-LIST-1")
 @pytest.mark.parametrize("prefix", ["r/list", "r/list/"], ids=["no-slash", "trailing-slash"])
 def test_list_matches_whole_segments_with_or_without_a_trailing_slash(
     dw_store: Any, prefix: str,
@@ -50,6 +51,7 @@ def test_list_matches_whole_segments_with_or_without_a_trailing_slash(
     assert dw_store.list(prefix) == ["r/list/a", "r/list/nested/b"]
 
 
+@pytest.mark.dw_clause("C-LIST-1")
 def test_list_never_returns_a_name_prefixed_sibling_or_the_prefix_key_itself(
     dw_store: Any,
 ) -> None:
@@ -62,12 +64,14 @@ def test_list_never_returns_a_name_prefixed_sibling_or_the_prefix_key_itself(
     assert dw_store.list("own/key") == [], "list returned the prefix key itself or a sibling"
 
 
+@pytest.mark.dw_clause("C-LIST-1")
 def test_list_returns_keys_at_every_depth_below_the_prefix(dw_store: Any) -> None:
     _write(dw_store, ["deep/a", "deep/b/c", "deep/b/d/e/f"])
     assert dw_store.list("deep") == ["deep/a", "deep/b/c", "deep/b/d/e/f"]
     assert dw_store.list("deep/b") == ["deep/b/c", "deep/b/d/e/f"]
 
 
+@pytest.mark.dw_clause("C-LIST-1")
 def test_list_of_the_empty_prefix_returns_every_key(dw_store: Any) -> None:
     _write(dw_store, KEYS)
     assert dw_store.list("") == sorted(KEYS)
@@ -92,6 +96,7 @@ def test_the_stores_own_list_of_the_empty_prefix_includes_every_key(dw_raw_store
     assert listed == sorted(set(listed)), "list('') must be sorted, without duplicates"
 
 
+@pytest.mark.dw_clause("C-LIST-2")
 def test_list_is_sorted_by_code_point_without_duplicates(dw_store: Any) -> None:
     # Mixed case, Latin-1, a fullwidth letter (U+FF21) and a non-BMP emoji: code-point order
     # puts U+FF21 before U+1F600, where UTF-16 order would put it after.
@@ -102,6 +107,7 @@ def test_list_is_sorted_by_code_point_without_duplicates(dw_store: Any) -> None:
     assert dw_store.list("sorted") == sorted(keys)
 
 
+@pytest.mark.dw_clause("C-LIST-1")
 def test_list_of_a_prefix_with_nothing_under_it_is_empty(dw_store: Any) -> None:
     _write(dw_store, KEYS)
     assert dw_store.list("nothing/here") == []
@@ -109,6 +115,7 @@ def test_list_of_a_prefix_with_nothing_under_it_is_empty(dw_store: Any) -> None:
     assert dw_store.list("r/other/x/") == []
 
 
+@pytest.mark.dw_clause("C-LIST-1")
 def test_list_treats_percent_underscore_and_star_literally(dw_store: Any) -> None:
     _write(dw_store, ["p%/x", "pa/x", "p_/x", "pb/x", "p*/x", "pc/x", "p_q/x", "p%%/x"])
     assert dw_store.list("p%") == ["p%/x"]

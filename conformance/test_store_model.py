@@ -19,6 +19,8 @@ from dw_testing.plugin.profiles import active_settings, seeded
 pytestmark = [pytest.mark.dw_store_contract]
 
 
+@pytest.mark.dw_clause("C-GET-1", "C-PUT-1", "C-DEL-1", "C-CREATE-1", "C-LIST-1", "C-LIST-2",
+                       "C-HANDLE-1")
 def test_the_store_behaves_like_a_dict_across_two_handles(
     dw_open_handle: Callable[[], Any], dw_caps: dict[str, bool],
 ) -> None:

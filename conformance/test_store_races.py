@@ -57,12 +57,14 @@ def _race_rounds(handles: list[Any]) -> None:
         )
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-CREATE-3", "C-HANDLE-2")
 def test_threads_racing_to_create_one_key_on_one_handle_have_exactly_one_winner(
     dw_store: Any,
 ) -> None:
     _race_rounds([dw_store] * RACERS)
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-CREATE-3")
 @pytest.mark.dw_requires("cross_handle")
 def test_handles_racing_to_create_one_key_have_exactly_one_winner(
     dw_open_handle: Callable[[], Any],
@@ -70,6 +72,7 @@ def test_handles_racing_to_create_one_key_have_exactly_one_winner(
     _race_rounds([dw_open_handle() for _ in range(RACERS)])
 
 
+@pytest.mark.dw_clause("C-CREATE-4", "C-CREATE-6")
 @pytest.mark.dw_requires("distinguishes_conflict")
 def test_a_create_that_lost_a_race_reads_the_winners_record_at_once(dw_store: Any) -> None:
     """False means "a record exists": the loser's very next read must find it whole."""
@@ -142,6 +145,7 @@ def _create_against_deletes(store: Any, key: str) -> bool:
     return run_together([delete_in_a_loop, create])[1]
 
 
+@pytest.mark.dw_clause("C-CREATE-5", "C-CREATE-6")
 @pytest.mark.dw_requires("distinguishes_conflict")
 def test_a_create_racing_deletes_of_an_absent_key_still_wins(dw_store: Any) -> None:
     """Deleting a missing key changes nothing, so a create racing it must return True."""
@@ -153,6 +157,7 @@ def test_a_create_racing_deletes_of_an_absent_key_still_wins(dw_store: Any) -> N
         )
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-CHILD-1")
 @pytest.mark.dw_requires("cross_process")
 def test_processes_racing_to_create_have_exactly_one_winner_per_key(
     dw_store: Any, dw_child_target: Any, dw_caps: dict[str, bool],

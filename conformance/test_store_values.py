@@ -33,6 +33,7 @@ def _describer(**known: bytes | None) -> Callable[[bytes | None], str]:
     return describe
 
 
+@pytest.mark.dw_clause("C-GET-1")
 def test_missing_key_reads_none_and_an_empty_record_reads_empty_bytes(
     dw_store: Any, dw_caps: dict[str, bool],
 ) -> None:
@@ -45,6 +46,7 @@ def test_missing_key_reads_none_and_an_empty_record_reads_empty_bytes(
         assert dw_store.put_if_absent("empty/by-create", b"x") is False
 
 
+@pytest.mark.dw_clause("C-VAL-1")
 @pytest.mark.dw_requires("large_values")
 def test_values_up_to_one_mebibyte_round_trip_byte_for_byte(
     dw_store: Any, dw_caps: dict[str, bool],
@@ -57,6 +59,7 @@ def test_values_up_to_one_mebibyte_round_trip_byte_for_byte(
         assert dw_store.get("large/create") == value[::-1], "a 1 MiB create did not read back"
 
 
+@pytest.mark.dw_clause("C-CREATE-4")
 @pytest.mark.dw_requires("put_if_absent")
 def test_a_reader_during_a_large_create_sees_nothing_or_the_whole_record(
     dw_store: Any, dw_caps: dict[str, bool],
@@ -74,6 +77,7 @@ def test_a_reader_during_a_large_create_sees_nothing_or_the_whole_record(
     assert seen["whole"] >= 1
 
 
+@pytest.mark.dw_clause("C-PUT-1")
 def test_a_reader_during_a_large_put_sees_the_old_or_the_new_record_whole(
     dw_store: Any, dw_caps: dict[str, bool],
 ) -> None:
@@ -92,6 +96,7 @@ def test_a_reader_during_a_large_put_sees_the_old_or_the_new_record_whole(
     assert dw_store.get("replaced/record") == new
 
 
+@pytest.mark.dw_clause("C-DEL-1")
 def test_delete_removes_the_record_and_deleting_a_missing_key_is_no_error(
     dw_store: Any,
 ) -> None:
@@ -103,6 +108,7 @@ def test_delete_removes_the_record_and_deleting_a_missing_key_is_no_error(
     dw_store.delete("never/there")
 
 
+@pytest.mark.dw_clause("C-HANDLE-1")
 @pytest.mark.dw_requires("cross_handle")
 def test_a_write_on_one_handle_is_read_at_once_on_another(
     dw_store: Any, dw_open_handle: Callable[[], Any], dw_caps: dict[str, bool],
@@ -124,6 +130,7 @@ def test_a_write_on_one_handle_is_read_at_once_on_another(
         assert other.put_if_absent("shared/created", b"d") is False
 
 
+@pytest.mark.dw_clause("C-HANDLE-3")
 @pytest.mark.dw_requires("durable_reopen")
 def test_records_survive_closing_the_handles_and_opening_a_new_one(
     dw_open_handle: Callable[[], Any], dw_caps: dict[str, bool],

@@ -8,7 +8,8 @@ MARKERS = (
     "dw_store_contract: a conformance test of the store alone (SPEC section 2)",
     "dw_engine: a conformance test of the reference engine's wait lifecycle on the store",
     "dw_requires(*capabilities): skip unless the store under test declares every capability",
-    "dw_clause(*ids): the clauses of docs/contract.md this test checks (shown in the report)",
+    "dw_clause(*ids): the clauses of docs/contract.md this test checks, e.g. C-CREATE-2 "
+    "(shown in the report; an id the contract does not define stops the run)",
 )
 PROFILE_NAMES = ("quick", "ci", "thorough")
 

@@ -58,6 +58,8 @@ class EngineVariant:
     engine_class: EngineClass = engine_module.Engine
     # (module object, attribute name, replacement)
     patches: tuple[tuple[Any, str, Any], ...] = field(default=())
+    # The docs/contract.md clauses whose promise to the engine this variant breaks.
+    clauses: tuple[str, ...] = ("C-ENGINE-2",)
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[EngineVariant]:
@@ -224,6 +226,7 @@ def _build() -> dict[str, EngineVariant]:
             "boolean_decision",
             "Decides every create race (outcome, revision, claim) from put_if_absent's "
             "boolean instead of reading the record back.",
+            clauses=("C-LOST-1", "C-ENGINE-1"),
             patches=((_module(_OUTCOMES_MODULE), "create_then_read", boolean),
                      (executor_module, "create_then_read", boolean),
                      (_module(_CLAIMS_MODULE), "create_then_read", boolean)),
@@ -247,6 +250,7 @@ def _build() -> dict[str, EngineVariant]:
             "conflict_taken_for_exists",
             "Takes a create that failed transiently (a 409 conflict, nothing landed) for a "
             "lost race, and never retries it (SPEC §2.1 clause 8).",
+            clauses=("C-CREATE-6", "C-ENGINE-1"),
             patches=((_module(_OUTCOMES_MODULE), "create_then_read", conflict),
                      (executor_module, "create_then_read", conflict),
                      (_module(_CLAIMS_MODULE), "create_then_read", conflict),
@@ -272,7 +276,8 @@ resume_ignores_fence = VARIANTS["resume_ignores_fence"]
 conflict_taken_for_exists = VARIANTS["conflict_taken_for_exists"]
 
 ENGINE_VARIANTS: dict[str, MutantInfo] = {
-    name: MutantInfo(name, variant.defect, f"{__name__}:{name}", SECTION, level="engine")
+    name: MutantInfo(name, variant.defect, f"{__name__}:{name}", SECTION, level="engine",
+                     clauses=variant.clauses)
     for name, variant in VARIANTS.items()
 }
 
@@ -284,6 +289,9 @@ ENGINE_UNKILLABLE_STORE_MUTANTS: Mapping[str, str] = {
     "false_to_winner": "by design: the engine decides every race by reading the record "
     "back, so it must tolerate a False told to the winner (SPEC §2.1 clause 7); only the "
     "store-level suite fails it",
+    "parent_blocked_by_children": "no engine key has keys beneath it: runs, waits, "
+    "outcomes and claims each end in their own id or number, so no create ever meets a "
+    "key beneath the one it creates",
     "create_overwrites_put_record": "the engine never creates a key that a plain put "
     "wrote: its only puts are a claim holder's beats and release of a lease it created",
     "same_value_wins_again": "a second create with the very same bytes changes nothing "

@@ -134,6 +134,7 @@ def test_refusal_without_json_is_one_line_on_stderr(invoke: Invoke,
     assert result.stderr.strip() == "dw resume: refused (busy): run r1 is busy; retry: dw resume r1"
 
 
+@pytest.mark.dw_clause("C-ERR-2")
 def test_unexpected_errors_name_only_the_type(invoke: Invoke,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     _engine_raising(monkeypatch, RuntimeError("hunter2-secret-in-message"))

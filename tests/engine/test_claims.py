@@ -140,6 +140,7 @@ def test_a_crashed_owner_is_resumed_after_the_lease_goes_stale(
     assert make_engine(store).resume("r").status == "succeeded"
 
 
+@pytest.mark.dw_clause("C-CAP-2")
 def test_without_put_if_absent_plain_runs_execute_unclaimed_and_waits_are_refused(
     clock: FakeClock, make_engine: MakeEngine
 ) -> None:

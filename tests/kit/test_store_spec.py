@@ -9,6 +9,7 @@ from dw_testing.kit.spec import CAPABILITIES, StoreSpec, UnknownCapability, defa
 from reference_engine.stores.memory import MemoryStore
 
 
+@pytest.mark.dw_clause("C-CAP-1")
 def test_unknown_capability_names_are_refused_with_the_known_ones() -> None:
     with pytest.raises(UnknownCapability) as caught:
         StoreSpec(MemoryStore, capabilities={"cross_proces": True}, name="mine")
@@ -28,6 +29,7 @@ def test_factory_must_be_callable() -> None:
         StoreSpec(MemoryStore())  # type: ignore[arg-type]  # a handle, not a factory
 
 
+@pytest.mark.dw_clause("C-CAP-1")
 def test_declared_capabilities_override_the_defaults() -> None:
     spec = StoreSpec(MemoryStore, uri="memory://x", capabilities={"cross_process": True,
                                                                   "large_values": False})
@@ -41,12 +43,14 @@ def test_declared_capabilities_override_the_defaults() -> None:
     [("file:///tmp/x", True), ("sqlite:///tmp/x.db", True), ("./.dw", True),
      ("memory://x", False), ("s3://bucket/p", False), ("pkg.mod:factory", False), (None, False)],
 )
+@pytest.mark.dw_clause("C-CAP-1")
 def test_defaults_follow_the_uri(uri: str | None, local: bool) -> None:
     caps = default_capabilities(MemoryStore(), uri)
     assert caps["cross_process"] is local and caps["durable_reopen"] is local
     assert caps["cross_handle"] and caps["large_values"] and caps["distinguishes_conflict"]
 
 
+@pytest.mark.dw_clause("C-CAP-1")
 def test_put_if_absent_default_follows_the_store() -> None:
     assert default_capabilities(MemoryStore(), None)["put_if_absent"] is True
     assert default_capabilities(NoCreateStore(), None)["put_if_absent"] is False

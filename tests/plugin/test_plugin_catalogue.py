@@ -128,6 +128,7 @@ def test_under_xdist_a_provider_is_entered_once_per_worker(
     assert sorted(entered) == sorted(exited)
 
 
+@pytest.mark.dw_clause("C-CAP-1")
 def test_an_unknown_capability_in_pyproject_is_a_usage_error(
     stores_module: pytest.Pytester,
 ) -> None:
@@ -168,6 +169,7 @@ def test_an_unknown_store_name_lists_the_known_ones(pytester: pytest.Pytester) -
     result.stderr.fnmatch_lines(["*unknown store name 'memroy'; known names: memory, file,*"])
 
 
+@pytest.mark.dw_clause("C-CAP-1")
 def test_a_built_in_store_without_a_capability_says_it_lacks_it(
     pytester: pytest.Pytester,
 ) -> None:

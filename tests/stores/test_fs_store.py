@@ -182,6 +182,7 @@ def test_fsync_follows_the_mode(
         assert len(calls) >= 6
 
 
+@pytest.mark.dw_clause("C-ERR-1")
 def test_without_hard_links_open_refuses_with_a_clear_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -211,6 +212,7 @@ def test_when_hard_links_fail_later_a_create_refuses_and_leaves_no_temp(
     assert _files_under(tmp_path) == ["_control"]
 
 
+@pytest.mark.dw_clause("C-ERR-1")
 def test_an_os_error_names_the_operation_and_key(store: FsStore) -> None:
     # A stranger's file where the store needs a directory.
     (Path(store.root) / fs.CONTROL_DIR / "a.d").write_bytes(b"")

@@ -137,6 +137,7 @@ def test_a_409_on_an_existing_key_ends_in_false_after_the_retry(
     assert store.get("k") == b"there"
 
 
+@pytest.mark.dw_clause("C-ERR-1", "C-CREATE-6")
 def test_endless_409s_raise_transient_never_false(injected: tuple[Injector, str]) -> None:
     store = _injected_store(injected, conflict_backoff=0.0, conflict_retries=3)
     injector = injected[0]
@@ -155,6 +156,7 @@ def test_a_server_error_after_retries_is_transient(injected: tuple[Injector, str
         store.put_if_absent("k", b"v")
 
 
+@pytest.mark.dw_clause("C-ERR-1")
 def test_credentials_never_reach_a_message(injected: tuple[Injector, str]) -> None:
     store = _injected_store(injected, max_attempts=1)
     # AWS echoes the access key id in the error body of an auth failure.
@@ -253,6 +255,7 @@ def test_providers_are_listed_by_store_name() -> None:
     assert set(PROVIDERS) == {"moto-serialized", "moto", "fake-gcs", "gcs-open-xb-example"}
 
 
+@pytest.mark.dw_clause("C-ERR-1")
 def test_errors_are_store_errors(store: S3Store) -> None:
     with pytest.raises(StoreError):
         store.get("../bad")

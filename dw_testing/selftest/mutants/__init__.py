@@ -1,4 +1,4 @@
-"""Deliberately broken stores (SPEC §6.6): every one must fail the conformance suite.
+"""Deliberately broken stores (the kill matrix): every one must fail the conformance suite.
 
 Each name below is a provider usable as ``--dw-store=dw_testing.mutants:<name>``;
 :data:`STORE_MUTANTS` lists them with the one defect each carries.
@@ -25,6 +25,7 @@ from dw_testing.selftest.mutants.keys import (
     AcceptsTraversalKeys,
     CannotNestKeys,
     CaseFoldedKeys,
+    ParentBlockedByChildren,
     TruncatedLongSegments,
 )
 from dw_testing.selftest.mutants.listing import (
@@ -81,37 +82,41 @@ empty_prefix_lists_nothing = memory_provider("empty_prefix_lists_nothing", Empty
 first_page_list = memory_provider("first_page_list", FirstPageList)
 truncated_long_segments = memory_provider("truncated_long_segments", TruncatedLongSegments)
 cannot_nest_keys = memory_provider("cannot_nest_keys", CannotNestKeys)
+parent_blocked_by_children = memory_provider("parent_blocked_by_children", ParentBlockedByChildren)
 
-# (name, the class carrying the defect, SPEC §6.6 section) in the order of the SPEC.
-_STORE_DEFECTS: tuple[tuple[str, type, str], ...] = (
-    ("check_then_write_create", CheckThenWriteCreate, "Create"),
-    ("racy_between_processes", RacyBetweenProcesses, "Create"),
-    ("overwriting_create", OverwritingCreate, "Create"),
-    ("in_place_create", InPlaceCreate, "Create"),
-    ("create_overwrites_put_record", CreateOverwritesPutRecord, "Create"),
-    ("same_value_wins_again", SameValueWinsAgain, "Create"),
-    ("false_to_winner", FalseToWinner, "Create"),
-    ("conflict_reported_as_exists", ConflictReportedAsExists, "Create"),
-    ("false_during_concurrent_delete", FalseDuringConcurrentDelete, "Create"),
-    ("async_check_then_write_create", AsyncCheckThenWriteCreate, "Create"),
-    ("unshared_handles", UnsharedHandles, "Read and write"),
-    ("stale_cache_after_create", StaleCacheAfterCreate, "Read and write"),
-    ("torn_put", TornPut, "Read and write"),
-    ("empty_value_as_none", EmptyValueAsNone, "Read and write"),
-    ("truncates_large_values", TruncatesLargeValues, "Read and write"),
-    ("loses_write_on_reopen", LosesWriteOnReopen, "Read and write"),
-    ("delete_blocks_recreate", DeleteBlocksRecreate, "Delete"),
-    ("delete_missing_raises", DeleteMissingRaises, "Delete"),
-    ("name_prefix_list", NamePrefixList, "List"),
-    ("direct_children_list", DirectChildrenList, "List"),
-    ("unsorted_list", UnsortedList, "List"),
-    ("glob_matched_list", GlobMatchedList, "List"),
-    ("empty_prefix_lists_nothing", EmptyPrefixListsNothing, "List"),
-    ("first_page_list", FirstPageList, "List"),
-    ("case_folded_keys", CaseFoldedKeys, "Keys"),
-    ("accepts_traversal_keys", AcceptsTraversalKeys, "Keys"),
-    ("truncated_long_segments", TruncatedLongSegments, "Keys"),
-    ("cannot_nest_keys", CannotNestKeys, "Keys"),
+# (name, the class carrying the defect, its section, the docs/contract.md clauses it breaks).
+_STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
+    ("check_then_write_create", CheckThenWriteCreate, "Create", ("C-CREATE-2", "C-HANDLE-2")),
+    ("racy_between_processes", RacyBetweenProcesses, "Create", ("C-CREATE-2", "C-CHILD-1")),
+    ("overwriting_create", OverwritingCreate, "Create", ("C-CREATE-1",)),
+    ("in_place_create", InPlaceCreate, "Create", ("C-CREATE-4",)),
+    ("create_overwrites_put_record", CreateOverwritesPutRecord, "Create", ("C-CREATE-1",)),
+    ("same_value_wins_again", SameValueWinsAgain, "Create", ("C-CREATE-1",)),
+    ("false_to_winner", FalseToWinner, "Create", ("C-CREATE-3",)),
+    ("conflict_reported_as_exists", ConflictReportedAsExists, "Create", ("C-CREATE-6",)),
+    ("false_during_concurrent_delete", FalseDuringConcurrentDelete, "Create", ("C-CREATE-5",)),
+    ("async_check_then_write_create", AsyncCheckThenWriteCreate, "Create",
+     ("C-CREATE-2", "C-HANDLE-2")),
+    ("unshared_handles", UnsharedHandles, "Read and write", ("C-HANDLE-1",)),
+    ("stale_cache_after_create", StaleCacheAfterCreate, "Read and write",
+     ("C-HANDLE-1", "C-CREATE-4")),
+    ("torn_put", TornPut, "Read and write", ("C-PUT-1",)),
+    ("empty_value_as_none", EmptyValueAsNone, "Read and write", ("C-GET-1",)),
+    ("truncates_large_values", TruncatesLargeValues, "Read and write", ("C-VAL-1",)),
+    ("loses_write_on_reopen", LosesWriteOnReopen, "Read and write", ("C-HANDLE-3",)),
+    ("delete_blocks_recreate", DeleteBlocksRecreate, "Delete", ("C-CREATE-5",)),
+    ("delete_missing_raises", DeleteMissingRaises, "Delete", ("C-DEL-1",)),
+    ("name_prefix_list", NamePrefixList, "List", ("C-LIST-1",)),
+    ("direct_children_list", DirectChildrenList, "List", ("C-LIST-1",)),
+    ("unsorted_list", UnsortedList, "List", ("C-LIST-2",)),
+    ("glob_matched_list", GlobMatchedList, "List", ("C-LIST-1",)),
+    ("empty_prefix_lists_nothing", EmptyPrefixListsNothing, "List", ("C-LIST-1",)),
+    ("first_page_list", FirstPageList, "List", ("C-LIST-1",)),
+    ("case_folded_keys", CaseFoldedKeys, "Keys", ("C-KEY-2",)),
+    ("accepts_traversal_keys", AcceptsTraversalKeys, "Keys", ("C-KEY-1",)),
+    ("truncated_long_segments", TruncatedLongSegments, "Keys", ("C-KEY-1", "C-KEY-2")),
+    ("cannot_nest_keys", CannotNestKeys, "Keys", ("C-KEY-3",)),
+    ("parent_blocked_by_children", ParentBlockedByChildren, "Keys", ("C-KEY-3",)),
 )
 
 
@@ -123,8 +128,8 @@ def _doc(cls: type) -> str:
 PUBLIC_MODULE = "dw_testing.mutants"
 
 STORE_MUTANTS: dict[str, MutantInfo] = {
-    name: MutantInfo(name, _doc(cls), f"{PUBLIC_MODULE}:{name}", section)
-    for name, cls, section in _STORE_DEFECTS
+    name: MutantInfo(name, _doc(cls), f"{PUBLIC_MODULE}:{name}", section, clauses=clauses)
+    for name, cls, section, clauses in _STORE_DEFECTS
 }
 
 __all__ = [
@@ -153,6 +158,7 @@ __all__ = [
     "loses_write_on_reopen",
     "name_prefix_list",
     "overwriting_create",
+    "parent_blocked_by_children",
     "racy_between_processes",
     "same_value_wins_again",
     "stale_cache_after_create",

@@ -6,7 +6,7 @@ import unicodedata
 
 from dw_testing.selftest.mutants.base import CorrectStore
 from reference_engine.errors import StoreError
-from reference_engine.stores.keys import validate_key, validate_prefix
+from reference_engine.stores.keys import is_under, validate_key, validate_prefix
 
 # Below the 200-byte segment limit, as a filename scheme that keeps 128 bytes would be.
 KEPT_SEGMENT_BYTES = 128
@@ -88,6 +88,11 @@ class CannotNestKeys(CorrectStore):
         self._refuse_nesting(self.checked_key(key, "put"), "put")
         super().put(key, data)
 
+class ParentBlockedByChildren(CorrectStore):
+    """A create of ``a`` answers False, writing nothing, while a key beneath it (``a/b``)
+    exists: the key beneath is taken for a record of ``a``, as an object store's directory
+    entry can be."""
+
     def put_if_absent(self, key: str, data: bytes) -> bool:
         name = self.checked_key(key, "put_if_absent")
         with self.backing.lock:
@@ -95,3 +100,7 @@ class CannotNestKeys(CorrectStore):
                 return False
             self._refuse_nesting(name, "put_if_absent")
             return super().put_if_absent(key, data)
+
+            if any(is_under(other, name) for other in self.backing.records):
+                return False
+        return super().put_if_absent(key, data)

@@ -13,8 +13,9 @@ class MutantInfo:
     """One deliberately broken target.
 
     ``target`` is what ``--dw-store`` (level ``"store"``) or the engine-variant option
-    (level ``"engine"``, added with the engine variants) accepts; ``section`` is the
-    SPEC §6.6 heading the defect belongs to.
+    (level ``"engine"``) accepts; ``section`` groups the defects (Create, Read and write,
+    Delete, List, Keys, Engine variants); ``clauses`` are the ids of the clauses of
+    ``docs/contract.md`` the defect breaks, which the tests that kill it check.
     """
 
     name: str
@@ -22,3 +23,4 @@ class MutantInfo:
     target: str
     section: str
     level: MutantLevel = "store"
+    clauses: tuple[str, ...] = ()
