@@ -34,7 +34,12 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "conformance_test":
-        from dw_testing.plugin.capabilities import conformance_test
-
+        try:
+            from dw_testing.plugin.capabilities import conformance_test
+        except ImportError as exc:  # the base install has no pytest
+            raise ImportError(
+                f"dw_testing.conformance_test belongs to the pytest plugin, which needs "
+                f"{exc.name!r}: pip install 'dw-testing[suite]'"
+            ) from exc
         return conformance_test
     raise AttributeError(f"module 'dw_testing' has no attribute {name!r}")

@@ -14,6 +14,7 @@ pytest subprocess per variant (:func:`dw_testing.selftest.engine_matrix.run_engi
 from __future__ import annotations
 
 import ast
+import importlib.resources
 import importlib.util
 import json
 import re
@@ -36,6 +37,8 @@ STORE_LEVEL_MARK = "dw_store_contract"
 DEFAULT_WORKERS = "2"
 WIDE_OUTPUT = 200
 UNKILLABLE_DOC = Path("docs") / "unkillable.md"
+# The same page, shipped as package data (a link to docs/unkillable.md in the source tree).
+UNKILLABLE_RESOURCE = "unkillable.md"
 _TEST_ID_IN_DOC = re.compile(r"`([^`\s]+::[^`\s]+|test_[^`\s]+)`")
 ENTRIES_HEADING = "entries"
 
@@ -271,12 +274,10 @@ def unkillable_tests(path: Path | None = None) -> dict[str, str]:
     An entry is a list item whose first backticked text is a test id (``path::name`` or a
     bare ``test_name``); the rest of the line is the reason.
     """
-    doc = path or _repo_doc()
-    if doc is None or not doc.is_file():
-        return {}
+    text = path.read_text(encoding="utf-8") if path is not None else _ledger_text()
     listed: dict[str, str] = {}
     in_entries = False
-    for line in doc.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         if line.startswith("## "):
             in_entries = line[3:].strip().lower() == ENTRIES_HEADING
             continue
@@ -286,10 +287,17 @@ def unkillable_tests(path: Path | None = None) -> dict[str, str]:
     return listed
 
 
-def _repo_doc() -> Path | None:
-    # docs/ ships with the source tree, not the wheel: look beside the installed package.
-    candidate = Path(__file__).resolve().parents[2] / UNKILLABLE_DOC
-    return candidate if candidate.is_file() else None
+def _ledger_text() -> str:
+    """The shipped ledger; its absence is a broken install, never an empty list."""
+    resource = importlib.resources.files(__package__ or "dw_testing.selftest")
+    try:
+        return (resource / UNKILLABLE_RESOURCE).read_text(encoding="utf-8")
+    except OSError:
+        raise KillMatrixError(
+            f"the unkillable ledger ({UNKILLABLE_DOC}) is missing from the installed "
+            "dw_testing package, so tests that kill nothing cannot be told apart from "
+            "listed ones; reinstall dw-testing (pip install --force-reinstall dw-testing)"
+        ) from None
 
 
 def short_name(test: str) -> str:

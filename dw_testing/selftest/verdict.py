@@ -30,13 +30,14 @@ def main(names: Iterable[str] | None = None, *, report: Path | None = None) -> i
     console = Console()
     if not console.is_terminal:
         console = Console(width=WIDE_OUTPUT)  # a log file: never fold the matrix
-    console.print(f"running the store suite against {len(store_mutants(names))} mutants ...")
     try:
+        listed = unkillable_tests()  # first: a broken install should not cost a whole run
+        console.print(f"running the store suite against {len(store_mutants(names))} "
+                      "mutants ...")
         matrix = run_kill_matrix(names)
     except KillMatrixError as exc:
         console.print(f"[red]{exc}[/]")
         return 1
-    listed = unkillable_tests()
     for renderable in render(matrix, listed):
         console.print(renderable)
     store_failed = bool(matrix.survivors() or unlisted_useless_tests(matrix, listed))

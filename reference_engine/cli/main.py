@@ -57,15 +57,16 @@ def _load_builtin(name: str) -> click.Command:
     return command
 
 
-def _unavailable(name: str, reason: str) -> click.Command:
+def _unavailable(name: str, reason: str,
+                 fix: str = "reinstall the package that provides it, e.g. pip install dw-testing",
+                 ) -> click.Command:
     """A stand-in for a plugin command that failed to load; it explains itself when run."""
 
     @click.command(name=name, context_settings={"ignore_unknown_options": True},
                    short_help="(unavailable: its plugin failed to load)", add_help_option=False)
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     def stub(args: tuple[str, ...]) -> None:
-        click.echo(f"dw {name}: this command's plugin failed to load ({reason}); "
-                   "reinstall the package that provides it, e.g. pip install dw-testing",
+        click.echo(f"dw {name}: this command's plugin failed to load ({reason}); {fix}",
                    err=True)
         raise click.exceptions.Exit(1)
 
@@ -104,6 +105,14 @@ class DwGroup(click.Group):
             return None
         try:
             loaded = ep.load()
+        except ModuleNotFoundError as exc:
+            log.debug("plugin command %s failed to load", cmd_name, exc_info=True)
+            dist = ep.dist.name if ep.dist is not None else "its package"
+            # dw-testing's own plugin (dw conformance) needs the pytest side of the package.
+            fix = ("pip install 'dw-testing[suite]'" if dist == "dw-testing"
+                   else f"install what {dist} needs (pip install {dist})")
+            return _unavailable(cmd_name, f"it needs the module {exc.name!r}, not installed",
+                                fix)
         except Exception as exc:
             _debug("plugin command %s failed to load", cmd_name)
             return _unavailable(cmd_name, type(exc).__name__)

