@@ -9,26 +9,33 @@ distribution (``package`` + ``versions``, a PEP 440 specifier): upgrade the emul
 entry stops applying until someone re-checks the bug.
 
 ``test`` is an ``fnmatch`` pattern matched against the test's stable key
-``<module>::<qualname>`` (e.g. ``conformance.test_races::test_n_way_create``) and against
-its node id; the parametrized store is matched by ``store`` separately.
+``<module>::<qualname>`` (e.g.
+``conformance.test_store_races::test_threads_racing_to_create_one_key_on_one_handle_have_exactly_one_winner``)
+and against its node id; the parametrized store is matched by ``store`` separately.
 
 Extension authors record their own in ``pyproject.toml``::
 
     [[tool.dw-testing.known-deviations]]
     store = "mystore"
-    test = "conformance.test_create::test_create_after_put_*"
+    test = "conformance.test_store_create::test_create_over_a_record_written_by_put_*"
     reference = "https://github.com/me/mystore/issues/12"
     package = "mystore-server"      # optional, with versions
     versions = "<2.1"
     reason = "create over a put record overwrites"
+
+An entry whose ``store`` is no known store, or whose ``test`` matches no test of the suite
+(nor any collected test), is a usage error that lists the closest names.
 """
 
 from __future__ import annotations
 
+import ast
+import difflib
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -210,3 +217,49 @@ def matching(
     registry: Iterable[KnownDeviation], store: str, test_key: str, nodeid: str
 ) -> list[KnownDeviation]:
     return [d for d in registry if d.applies_to(store, test_key, nodeid)]
+
+
+SUITE_PACKAGE = "conformance"
+
+
+def suite_test_keys(suite_dir: Path, package: str = SUITE_PACKAGE) -> list[str]:
+    """``<module>::<qualname>`` of every test in the suite, read from its source."""
+    keys: list[str] = []
+    for path in sorted(suite_dir.glob("test_*.py")):
+        module = f"{package}.{path.stem}"
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+                    "test"):
+                keys.append(f"{module}::{node.name}")
+            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                keys += [f"{module}::{node.name}.{item.name}" for item in node.body
+                         if isinstance(item, ast.FunctionDef) and item.name.startswith("test")]
+    return keys
+
+
+def _close(wanted: str, candidates: Iterable[str]) -> str:
+    pool = sorted(set(candidates))
+    found = difflib.get_close_matches(wanted.replace("*", ""), pool, n=3, cutoff=0.5)
+    if not found:  # a glob may be far from every name as a string, yet share its module
+        module = wanted.split("::", 1)[0].replace("*", "")
+        found = [c for c in pool if module and c.startswith(module)][:3]
+    return ", ".join(found) if found else "none"
+
+
+def unmatched(entries: Sequence[KnownDeviation], *, stores: Iterable[str],
+              test_names: Iterable[str]) -> list[str]:
+    """One line per entry that names no known store or whose pattern matches no test."""
+    store_names = set(stores)
+    names = list(test_names)
+    problems = []
+    for index, entry in enumerate(entries, 1):
+        where = f"known-deviations entry #{index} in pyproject.toml"
+        if entry.store not in store_names:
+            problems.append(f"{where}: store {entry.store!r} is no known store; close "
+                            f"matches: {_close(entry.store, store_names)} (pytest --dw-stores "
+                            "lists them)")
+        if not any(fnmatch.fnmatchcase(name, entry.test) for name in names):
+            problems.append(f"{where}: test {entry.test!r} matches no test; close matches: "
+                            f"{_close(entry.test, names)}")
+    return problems

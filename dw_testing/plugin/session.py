@@ -11,6 +11,7 @@ import itertools
 import random
 import secrets
 import sys
+import warnings
 from collections.abc import Generator
 from dataclasses import replace
 from pathlib import Path
@@ -26,13 +27,20 @@ from dw_testing.plugin.catalogue import (
     EnteredStores,
     StoreEntry,
     aliases,
+    known_names,
     named_by_spec,
     names_itself,
     read_pyproject_tool,
     resolve,
     unique_ids,
 )
-from dw_testing.plugin.deviations import KNOWN_DEVIATIONS, KnownDeviation, from_pyproject
+from dw_testing.plugin.deviations import (
+    KNOWN_DEVIATIONS,
+    KnownDeviation,
+    from_pyproject,
+    suite_test_keys,
+    unmatched,
+)
 from dw_testing.plugin.report import ReportBuilder, matrix, write
 from dw_testing.plugin.startup import cross_process_problem
 from reference_engine.stores.contract import close_store
@@ -40,6 +48,14 @@ from reference_engine.stores.contract import close_store
 PLUGIN_NAME = "dw-testing-session"
 SUITE_PACKAGE = "conformance"
 STORE_FIXTURE = "dw_spec"
+
+
+def _test_key(item: pytest.Item) -> str:
+    """``<module>::<qualname>``: what a known deviation's ``test`` pattern is matched to."""
+    module = getattr(getattr(item, "module", None), "__name__", "")
+    qualname = getattr(item, "originalname", item.name)
+    cls = getattr(item, "cls", None)
+    return f"{module}::{cls.__qualname__ + '.' if cls else ''}{qualname}"
 
 
 def _suite_dir() -> Path:
@@ -97,9 +113,8 @@ class DwSession:
             seed = worker_input.get("dw_seed", secrets.randbelow(2**32))
         self.seed: int | None = seed
         tool = read_pyproject_tool(self.rootpath)
-        self.deviations: list[KnownDeviation] = [
-            *KNOWN_DEVIATIONS, *from_pyproject(tool.get("known-deviations")),
-        ]
+        self.user_deviations = from_pyproject(tool.get("known-deviations"))
+        self.deviations: list[KnownDeviation] = [*KNOWN_DEVIATIONS, *self.user_deviations]
         self._numbers = itertools.count(1)
         self.report = ReportBuilder()
         self.stop_errors: list[str] = []
@@ -200,6 +215,8 @@ class DwSession:
         metafunc.parametrize(STORE_FIXTURE, names, indirect=True, ids=names, scope="session")
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        if self.active and self.user_deviations:
+            self._check_user_deviations(items)
         for item in items:
             if STORE_FIXTURE not in getattr(item, "fixturenames", ()):
                 continue
@@ -240,11 +257,24 @@ class DwSession:
             return str(callspec.params[STORE_FIXTURE])
         return "memory"
 
+    def _check_user_deviations(self, items: list[pytest.Item]) -> None:
+        """An entry naming no store, or no test of the suite, is a typo: refuse the run.
+
+        A pattern outside the suite that matches nothing collected may only be outside
+        this run's paths, so it is a warning."""
+        stores = {*known_names(self.rootpath),
+                  *(name for entry in self.entries for name in aliases(entry))}
+        names = [*suite_test_keys(_suite_dir()), *(_test_key(i) for i in items),
+                 *(i.nodeid for i in items)]
+        problems = unmatched(self.user_deviations, stores=stores, test_names=names)
+        errors = [p for p in problems if "store " in p or f"'{SUITE_PACKAGE}." in p]
+        if errors:
+            raise pytest.UsageError("\n".join(errors))
+        for problem in problems:
+            warnings.warn(pytest.PytestConfigWarning(problem), stacklevel=1)
+
     def _deviations_for(self, item: pytest.Item, store: str) -> list[KnownDeviation]:
-        module = getattr(getattr(item, "module", None), "__name__", "")
-        qualname = getattr(item, "originalname", item.name)
-        cls = getattr(item, "cls", None)
-        key = f"{module}::{cls.__qualname__ + '.' if cls else ''}{qualname}"
+        key = _test_key(item)
         names = aliases(self._by_name[store]) if store in self._by_name else {store}
         return [d for d in self.deviations
                 if any(d.applies_to(name, key, item.nodeid) for name in names)]

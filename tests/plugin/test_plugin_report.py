@@ -314,3 +314,57 @@ def test_every_built_in_deviation_names_a_test_the_suite_has(pytester: pytest.Py
         assert fnmatch.filter(keys, deviation.test), (
             f"{deviation.store} deviation {deviation.test!r} matches no suite test; a suite "
             "test was renamed, so update dw_testing/plugin/deviations.py")
+
+
+def _deviation_toml(store: str, test: str) -> str:
+    return textwrap.dedent(f"""
+        [[tool.dw-testing.known-deviations]]
+        store = "{store}"
+        test = "{test}"
+        reference = "https://example.org/issues/5"
+        reason = "r"
+    """)
+
+
+def test_a_deviation_naming_no_suite_test_is_a_usage_error_with_close_matches(
+    pytester: pytest.Pytester,
+) -> None:
+    # One letter off the real name: the entry would silently never apply.
+    pytester.makepyprojecttoml(_deviation_toml(
+        "memory", "conformance.test_store_create::test_create_after_delete_creates_the_kye_again"))
+    result = pytester.runpytest("--dw-store=memory", "--dw-suite-only", "--co", "-q")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "*known-deviations entry #1 in pyproject.toml: test "
+        "'conformance.test_store_create::test_create_after_delete_creates_the_kye_again' "
+        "matches no test; close matches: "
+        "conformance.test_store_create::test_create_after_delete_creates_the_key_again*",
+    ])
+
+
+def test_a_deviation_naming_no_store_is_a_usage_error_with_close_matches(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyprojecttoml(_deviation_toml("memroy", "conformance.test_store_create::*"))
+    result = pytester.runpytest("--dw-store=memory", "--dw-suite-only", "--co", "-q")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*store 'memroy' is no known store; close matches: memory*"])
+
+
+def test_a_deviation_matching_a_suite_test_or_a_collected_test_is_accepted(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyprojecttoml(
+        _deviation_toml("memory", "conformance.test_store_create::test_create_after_*")
+        + _deviation_toml("memory", "test_dev::test_known_broken"))
+    pytester.makepyfile(test_dev=DEVIATING)
+    result = pytester.runpytest("test_dev.py", "--dw-store=memory", "-W", "error")
+    result.assert_outcomes(passed=2, xfailed=1)
+
+
+def test_a_deviation_for_an_uncollected_own_test_only_warns(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml(_deviation_toml("memory", "tests.test_elsewhere::test_x"))
+    pytester.makepyfile(test_dev=DEVIATING)
+    result = pytester.runpytest("test_dev.py", "--dw-store=memory")
+    result.stdout.fnmatch_lines(["*PytestConfigWarning*'tests.test_elsewhere::test_x' matches "
+                                 "no test*"])
