@@ -2,7 +2,10 @@
 
 A reference is, in this order of precedence:
 
-1. a URI ``scheme://...`` whose scheme is built in (memory, file, sqlite, s3, gs), or
+1. a URI ``scheme://...`` whose scheme is built in (memory, file, sqlite, s3, gs) or
+   registered by an installed package in the ``dw_testing.schemes`` entry-point group
+   (``myserver = "mystore:open_uri"``: a function that takes the whole URI string and
+   returns a new handle); a built-in scheme cannot be replaced; or
    ``exec:<command line>``, a child process per handle speaking ``dw-store/1``;
 2. an import path ``package.module:obj`` naming a factory (or, under pytest, a provider);
 3. a name registered in the ``dw_testing.stores`` entry-point group;
@@ -23,10 +26,11 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from reference_engine.errors import StoreUnavailable
+from reference_engine.errors import StoreError, StoreUnavailable
 from reference_engine.stores.contract import ControlPlaneStore, close_store
 
 ENTRY_POINT_GROUP = "dw_testing.stores"
+SCHEME_ENTRY_POINT_GROUP = "dw_testing.schemes"
 DEFAULT_STORE = "./.dw"
 
 # scheme -> "module:function"; each function takes the split URI and returns a new handle.
@@ -65,8 +69,41 @@ class StoreReference:
         return self.text[len(EXEC_PREFIX):] if self.kind == "exec" else ""
 
 
+def registered_schemes() -> dict[str, str]:
+    """Schemes that installed packages add, and what each points at (built-ins excluded)."""
+    from importlib.metadata import entry_points
+
+    found = {ep.name.lower(): ep.value for ep in entry_points(group=SCHEME_ENTRY_POINT_GROUP)}
+    return {name: value for name, value in sorted(found.items()) if name not in _SCHEMES}
+
+
 def known_schemes() -> list[str]:
-    return sorted(_SCHEMES)
+    return sorted({*_SCHEMES, *registered_schemes()})
+
+
+def _scheme_opener(scheme: str) -> Callable[[str], Any]:
+    """The function a package registered for ``scheme``; it takes the URI string."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=SCHEME_ENTRY_POINT_GROUP):
+        if ep.name.lower() == scheme:
+            owner = f"{ep.dist.name} " if ep.dist is not None else ""
+            try:
+                opener = ep.load()
+            except Exception as exc:
+                raise StoreUnavailable(
+                    f"the {scheme}:// scheme registered by {owner}({ep.value}) failed to load "
+                    f"({type(exc).__name__}); run python -c 'import {ep.module}' to see why",
+                    op="open",
+                ) from None
+            if not callable(opener):
+                raise StoreUnavailable(
+                    f"the {scheme}:// scheme registered by {owner}({ep.value}) is not callable; "
+                    "register a function that takes the URI and returns a new handle",
+                    op="open",
+                )
+            return opener  # type: ignore[no-any-return]
+    raise StoreUnavailable(f"unknown store scheme {scheme!r}", op="open")
 
 
 def load_object(path: str) -> Any:
@@ -125,16 +162,18 @@ def parse_reference(text: str) -> StoreReference:
         return StoreReference("exec", text, source=text)
     if URI.match(text):
         scheme = text.split("://", 1)[0].lower()
-        if scheme not in _SCHEMES:
+        if scheme not in _SCHEMES and scheme not in registered_schemes():
             raise StoreUnavailable(
                 f"unknown store scheme {scheme!r}; known schemes: "
                 f"{', '.join(s + '://' for s in known_schemes())}, a bare path, "
-                "or package.module:factory",
+                "or package.module:factory (a package adds a scheme through the "
+                f"{SCHEME_ENTRY_POINT_GROUP!r} entry-point group)",
                 op="open",
             )
         return StoreReference("uri", text)
     bare_scheme = text.split(":", 1)[0].lower()
-    if bare_scheme in _SCHEMES:
+    if bare_scheme in _SCHEMES or (":" in text and not IMPORT_PATH.match(text)
+                                   and bare_scheme in registered_schemes()):
         raise StoreUnavailable(
             f"store URI {bare_scheme}: needs '//' after the scheme, e.g. {bare_scheme}:///abs/path",
             op="open",
@@ -224,6 +263,8 @@ def open_store(uri: str | None = None) -> ControlPlaneStore:
 
         return open_exec(reference.command)
     if reference.kind == "uri":
+        if reference.scheme not in _SCHEMES:
+            return _open_registered_scheme(reference)
         opener: Callable[[SplitResult], ControlPlaneStore] = load_object(
             _SCHEMES[reference.scheme])
         return opener(urlsplit(reference.text))
@@ -234,3 +275,29 @@ def open_store(uri: str | None = None) -> ControlPlaneStore:
 
     store: ControlPlaneStore = from_path(reference.text)
     return store
+
+
+def _open_registered_scheme(reference: StoreReference) -> ControlPlaneStore:
+    opener = _scheme_opener(reference.scheme)
+    try:
+        made = opener(reference.text)
+    except StoreError:
+        raise
+    except Exception as exc:  # the backend's own: name its type only, the text may hold secrets
+        raise StoreUnavailable(
+            f"the {reference.scheme}:// opener failed ({type(exc).__name__}); check the "
+            "server it names is up, or open the URI by hand to see the error",
+            op="open",
+        ) from None
+    from reference_engine.stores.async_adapter import adapt_if_async
+
+    made = adapt_if_async(made, label=f"{reference.scheme}://")
+    if made_by_provider(made) or not (hasattr(made, "get") and hasattr(made, "put")):
+        close_store(made)
+        raise StoreUnavailable(
+            f"the {reference.scheme}:// opener returned {type(made).__name__}, not a store "
+            "handle; it must return a new handle (an object with put, get, delete, list)",
+            op="open",
+        )
+    handle: ControlPlaneStore = made
+    return handle
