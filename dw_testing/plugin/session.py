@@ -6,7 +6,6 @@ it); the xdist controller gets :class:`XdistHooks` beside it.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import random
 import secrets
@@ -43,10 +42,10 @@ from dw_testing.plugin.deviations import (
 )
 from dw_testing.plugin.report import ReportBuilder, matrix, write
 from dw_testing.plugin.startup import cross_process_problem
+from dw_testing.plugin.suite import SUITE_PACKAGE, SuiteMissing, bind_suite_package, suite_dir
 from reference_engine.stores.contract import close_store
 
 PLUGIN_NAME = "dw-testing-session"
-SUITE_PACKAGE = "conformance"
 STORE_FIXTURE = "dw_spec"
 
 
@@ -59,27 +58,26 @@ def _test_key(item: pytest.Item) -> str:
 
 
 def _suite_dir() -> Path:
-    found = importlib.util.find_spec(SUITE_PACKAGE)
-    if found is None or not found.submodule_search_locations:
-        raise pytest.UsageError(
-            "--dw-store needs the `conformance` package, which ships with dw-testing; "
-            "reinstall dw-testing"
-        )
-    return Path(next(iter(found.submodule_search_locations))).resolve()
+    try:
+        return suite_dir()
+    except SuiteMissing as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def add_suite(config: pytest.Config) -> None:
-    """Add the suite's directory to the run, unless the user named paths explicitly."""
+    """Add the shipped suite's directory to the run, unless the user named paths explicitly,
+    and bind the name ``conformance`` to it (a project's own package cannot shadow it)."""
     suite = _suite_dir()
     if config.option.dw_suite_only:
         config.args[:] = [str(suite)]
     elif config.args_source == pytest.Config.ArgsSource.ARGS:
-        return
+        pass
     elif not any(_covers(arg, suite) for arg in config.args):
         config.args.append(str(suite))
     if SUITE_PACKAGE not in sys.modules:
         # The suite's helper modules (not only its test_*.py files) get rewritten asserts.
         pytest.register_assert_rewrite(SUITE_PACKAGE)
+    bind_suite_package(extra_search=[str(config.rootpath)])
 
 
 def _covers(arg: str, suite: Path) -> bool:

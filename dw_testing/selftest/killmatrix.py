@@ -28,6 +28,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from dw_testing.plugin.suite import SuiteMissing, suite_dir
 from dw_testing.selftest.mutants import STORE_MUTANTS, MutantInfo
 from dw_testing.selftest.runner import SuiteRun
 
@@ -189,11 +190,11 @@ def _junit_key(nodeid: str) -> str:
 
 
 def _suite_dir() -> Path | None:
-    # Located, never imported: dw_testing does not import the suite.
-    found = importlib.util.find_spec(SUITE_PACKAGE)
-    if found is None or not found.submodule_search_locations:
+    # Located beside the installed dw_testing, never imported, never found by name.
+    try:
+        return suite_dir()
+    except SuiteMissing:
         return None
-    return Path(next(iter(found.submodule_search_locations))).resolve()
 
 
 def suite_test_id(test: str, rootdir: Path | None) -> str:
