@@ -51,7 +51,7 @@ SECTIONS = {
     "4.9": "C-CAP-2",
     "4.10": "docs/cli.md",
     "5": "docs/cli.md",
-    "6": "docs/reference/index.md",
+    "6": "docs/index.md",
     "6.0": "docs/extension-authors.md",
     "6.1": "docs/reference/plugin.md",
     "6.2": "C-CAP-1",

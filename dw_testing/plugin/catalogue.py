@@ -86,6 +86,9 @@ class StoreEntry:
 # --- pyproject -------------------------------------------------------------------------------
 
 
+# The keys of a [tool.dw-testing.stores.NAME] table (docs/reference/plugin.md).
+STORE_TABLE_KEYS = ("obj", "uri", "exec", "capabilities", "description")
+
 def read_pyproject_stores(rootpath: Path | None) -> dict[str, dict[str, Any]]:
     """The ``[tool.dw-testing.stores]`` table of ``rootpath/pyproject.toml`` (``{}`` if none)."""
     if rootpath is None:
@@ -119,7 +122,7 @@ def _pyproject_entry(name: str, table: object, session: str) -> StoreEntry:
     where = f"[tool.dw-testing.stores.{name}] in pyproject.toml"
     if not isinstance(table, dict):
         raise CatalogueError(f"{where} must be a table with `obj`, `uri` or `exec`")
-    unknown_keys = sorted(set(table) - {"obj", "uri", "exec", "capabilities", "description"})
+    unknown_keys = sorted(set(table) - set(STORE_TABLE_KEYS))
     if unknown_keys:
         raise CatalogueError(
             f"{where} has unknown key(s) {', '.join(unknown_keys)}; "

@@ -169,6 +169,10 @@ KNOWN_DEVIATIONS = (
       for store, service in _NAME_LIMIT_STORES.items()),
 )
 
+# The keys of a [[tool.dw-testing.known-deviations]] entry (docs/reference/plugin.md).
+DEVIATION_KEYS = ("store", "test", "reference", "reason", "package", "versions", "intermittent")
+REQUIRED_DEVIATION_KEYS = ("store", "test", "reference", "reason")
+
 
 class DeviationError(ValueError):
     """A ``[[tool.dw-testing.known-deviations]]`` entry that cannot be used."""
@@ -184,12 +188,12 @@ def from_pyproject(entries: object) -> list[KnownDeviation]:
             "[[tool.dw-testing.known-deviations]]"
         )
     parsed = []
-    allowed = {"store", "test", "reference", "reason", "package", "versions", "intermittent"}
+    allowed = set(DEVIATION_KEYS)
     for index, entry in enumerate(entries):
         where = f"known-deviations entry #{index + 1} in pyproject.toml"
         if not isinstance(entry, Mapping):
             raise DeviationError(f"{where} must be a table")
-        missing = sorted({"store", "test", "reference", "reason"} - set(entry))
+        missing = sorted(set(REQUIRED_DEVIATION_KEYS) - set(entry))
         extra = sorted(set(entry) - allowed)
         if missing or extra:
             raise DeviationError(
