@@ -150,8 +150,10 @@ def plugin_page() -> str:
         "## `pyproject.toml` keys",
         "",
         "`[tool.dw-testing.stores.NAME]` names a store for `--dw-store=NAME`; keys: "
-        + ", ".join(f"`{k}`" for k in catalogue.STORE_TABLE_KEYS) + ". Exactly one of "
-        "`obj` (`package.module:factory` or a provider) and `uri` is required; "
+        + ", ".join(f"`{k}`" for k in catalogue.STORE_TABLE_KEYS) + ". At most one of "
+        "`obj` (`package.module:factory` or a provider) and `uri`; a table with neither "
+        "declares capabilities for the built-in or installed store of that name, and one "
+        "that names no such store is a usage error listing the closest names. "
         "`capabilities` is a table of booleans ([capabilities](capabilities.md)).",
         "",
         "`[[tool.dw-testing.known-deviations]]` records an upstream bug as a strict xfail; "

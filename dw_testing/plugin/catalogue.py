@@ -18,11 +18,12 @@ yields a ``StoreSpec``.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import shlex
 import sys
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -134,7 +135,12 @@ def _pyproject_entry(name: str, table: object, session: str) -> StoreEntry:
             f"{where}: `capabilities` must be a table like {{cross_process = true}}"
         )
     _check_names(capabilities, where)
+    overrides = {k: bool(v) for k, v in capabilities.items()}
     given = [key for key in ("obj", "uri", "exec") if key in table]
+    if not given:
+        # A capability table for a store named elsewhere (built in, or an entry point).
+        return replace(_named_elsewhere(name, where, session), overrides=overrides,
+                       description=str(table.get("description", "")))
     if len(given) != 1:
         raise CatalogueError(
             f"{where} needs exactly one of `obj = \"pkg.mod:factory\"`, `uri = \"...\"` or "
@@ -145,7 +151,7 @@ def _pyproject_entry(name: str, table: object, session: str) -> StoreEntry:
     return replace(
         inner,
         source=f"pyproject.toml ({target})",
-        overrides={k: bool(v) for k, v in capabilities.items()},
+        overrides=overrides,
         description=str(table.get("description", "")),
     )
 
@@ -160,6 +166,25 @@ def _exec_reference(argv: object, where: str) -> str:
             "exec = [\"deno\", \"run\", \"-A\", \"store.ts\"]"
         )
     return "exec:" + shlex.join(argv)
+
+
+def _named_elsewhere(name: str, where: str, session: str) -> StoreEntry:
+    """The built-in or entry-point store a table without ``obj``/``uri`` adds capabilities to."""
+    if name in builtin_names():
+        return _builtin_entry(name, session)
+    if name in registered_stores():
+        return _resolve_target(name, name, session)
+    raise CatalogueError(
+        f"{where} has no `obj`, `uri` or `exec`, and no built-in or installed store is named "
+        f"{name!r} (close matches: {close_matches(name, [*builtin_names(), *registered_stores()])}"
+        "); add `obj = \"pkg.mod:factory\"`, `uri` or `exec`, or rename the table"
+    )
+
+
+def close_matches(wanted: str, candidates: Iterable[str]) -> str:
+    """The names most like ``wanted``, for a message that says what was probably meant."""
+    found = difflib.get_close_matches(wanted, sorted(set(candidates)), n=3, cutoff=0.5)
+    return ", ".join(found) if found else "none"
 
 
 def _check_names(capabilities: Mapping[str, object], where: str) -> None:
@@ -355,7 +380,9 @@ def _resolve_target(value: str, name: str | None, session: str,
                           open=lambda: _enter_object(obj, value))
     if NAME.match(value):
         raise CatalogueError(
-            f"unknown store name {value!r}; known names: {', '.join(known_names(rootpath))}. "
+            f"unknown store name {value!r} (close matches: "
+            f"{close_matches(value, known_names(rootpath))}); known names: "
+            f"{', '.join(known_names(rootpath))}. "
             "You can also pass a URI (memory://, file:///abs/path, sqlite:///path.db, ...) or "
             "an import path package.module:factory"
         )

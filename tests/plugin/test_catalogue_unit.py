@@ -81,3 +81,28 @@ def test_a_server_provider_named_by_import_path_keeps_its_built_in_alias() -> No
     entry = resolve("dw_testing.emulators.moto:moto_raw", session="s", rootpath=None)
     assert aliases(entry) == {"moto_raw", "moto"}
     assert aliases(resolve("memory", session="s", rootpath=None)) == {"memory"}
+
+
+def test_a_capability_table_for_a_built_in_store_overrides_its_capabilities(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.dw-testing.stores.sqlite]\ncapabilities = {durable_reopen = false}\n")
+    entry = resolve("sqlite", session="s", rootpath=tmp_path)
+    assert entry.overrides == {"durable_reopen": False}
+    assert entry.source == resolve("sqlite", session="s", rootpath=None).source
+
+
+def test_a_capability_table_that_names_no_store_lists_the_close_matches(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.dw-testing.stores.sqlte]\ncapabilities = {durable_reopen = false}\n")
+    with pytest.raises(CatalogueError) as refused:
+        resolve("sqlte", session="s", rootpath=tmp_path)
+    assert "close matches: sqlite" in str(refused.value)
+    assert "add `obj" in str(refused.value)
+
+
+def test_an_unknown_store_name_lists_the_close_matches() -> None:
+    with pytest.raises(CatalogueError, match=r"unknown store name 'memroy' \(close matches: "
+                                             r"memory"):
+        resolve("memroy", session="s", rootpath=None)
