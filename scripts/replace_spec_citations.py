@@ -66,6 +66,11 @@ SECTIONS = {
 
 # Pass 1: phrases reworded as a whole (old text -> new text; {contract} is the page link).
 PHRASES = {
+    # The False-to-the-winner settlement (C-CREATE-3): a store must not; an engine tolerates it.
+    "passes it (SPEC §2.1 clause 7) while failing": "passes it (C-ENGINE-1) while failing",
+    "engine must tolerate (SPEC §2.1 clause 7)":
+        "engine must tolerate (C-ENGINE-1; the store-level suite fails it, C-CREATE-3)",
+    "(SPEC §2.1 clause 7); only the ": "(C-ENGINE-1); by C-CREATE-3 only the ",
     '"""SPEC §2.2 get, put, delete, values and handles; §2.1 clause 5 (no partial record)."""':
         '"""get, put, delete, values and handles (C-GET-1, C-PUT-1, C-DEL-1, C-VAL-1,\n'
         'C-HANDLE-1, C-HANDLE-3), and no partial record (C-CREATE-4)."""',

@@ -22,11 +22,13 @@ The faults (SPEC §6.4):
     in flight (S3's 409), without calling the inner store.
 ``false-to-winner``
     ``put_if_absent`` only: the first matching create that *wins* returns ``False``. It
-    stays queued past creates that lose, so it always lands on a real winner. A store
-    that already answers ``False`` to a winner (SPEC §2.1 clause 7 lets the engine meet
-    one) does the fault's work itself: a ``False`` whose own bytes are then stored under
-    the key counts as the hit (``hit_by_store``), so the test is judged on what the code
-    under test did, not on a fault the store left nothing for.
+    stays queued past creates that lose, so it always lands on a real winner. This is what
+    a create retried after a lost response can answer (contract C-LOST-1); a store that
+    answers it with no fault breaks C-CREATE-3, and the store-level suite fails it. A
+    store that already answers ``False`` to a winner does the fault's work itself: a
+    ``False`` whose own bytes are then stored under the key counts as the hit
+    (``hit_by_store``), so the test is judged on what the code under test did, not on a
+    fault the store left nothing for.
 
 A crash (:meth:`FaultyStore.crash`) raises :class:`SimulatedCrash` and poisons the
 handle: every later call raises it too, so no ``finally`` or ``except`` in the code under
