@@ -106,7 +106,7 @@ def _refusal_problems(call: Any, op: str, shape: str) -> list[str]:
     return [f"{op}({shape}): accepted"]
 
 
-@pytest.mark.dw_clause("C-KEY-1")
+@pytest.mark.dw_clause("C-KEY-1", "C-ERR-1")
 def test_every_refused_key_shape_raises_invalid_key_on_every_operation(
     dw_raw_store: Any, dw_caps: dict[str, bool],
 ) -> None:
@@ -132,7 +132,7 @@ def test_every_refused_key_shape_raises_invalid_key_on_every_operation(
     assert written == [], f"refused writes still stored {len(written)} record(s) under the probe"
 
 
-@pytest.mark.dw_clause("C-KEY-1")
+@pytest.mark.dw_clause("C-KEY-1", "C-ERR-1")
 def test_every_refused_prefix_shape_raises_invalid_key_on_list(dw_raw_store: Any) -> None:
     problems: list[str] = []
     for shape, prefix in REFUSED_PREFIXES.items():

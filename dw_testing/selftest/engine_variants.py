@@ -289,6 +289,8 @@ ENGINE_UNKILLABLE_STORE_MUTANTS: Mapping[str, str] = {
     "false_to_winner": "by design: the engine decides every race by reading the record "
     "back, so it must tolerate a False told to the winner (SPEC §2.1 clause 7); only the "
     "store-level suite fails it",
+    "plain_value_error_for_bad_keys": "the engine builds every key itself, from ids it "
+    "checked first, so no store call of the engine ever meets a refused key",
     "parent_blocked_by_children": "no engine key has keys beneath it: runs, waits, "
     "outcomes and claims each end in their own id or number, so no create ever meets a "
     "key beneath the one it creates",

@@ -26,6 +26,7 @@ from dw_testing.selftest.mutants.keys import (
     CannotNestKeys,
     CaseFoldedKeys,
     ParentBlockedByChildren,
+    PlainValueErrorForBadKeys,
     TruncatedLongSegments,
 )
 from dw_testing.selftest.mutants.listing import (
@@ -82,6 +83,8 @@ empty_prefix_lists_nothing = memory_provider("empty_prefix_lists_nothing", Empty
 first_page_list = memory_provider("first_page_list", FirstPageList)
 truncated_long_segments = memory_provider("truncated_long_segments", TruncatedLongSegments)
 cannot_nest_keys = memory_provider("cannot_nest_keys", CannotNestKeys)
+plain_value_error_for_bad_keys = memory_provider("plain_value_error_for_bad_keys",
+                                                 PlainValueErrorForBadKeys)
 parent_blocked_by_children = memory_provider("parent_blocked_by_children", ParentBlockedByChildren)
 
 # (name, the class carrying the defect, its section, the docs/contract.md clauses it breaks).
@@ -116,6 +119,7 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("accepts_traversal_keys", AcceptsTraversalKeys, "Keys", ("C-KEY-1",)),
     ("truncated_long_segments", TruncatedLongSegments, "Keys", ("C-KEY-1", "C-KEY-2")),
     ("cannot_nest_keys", CannotNestKeys, "Keys", ("C-KEY-3",)),
+    ("plain_value_error_for_bad_keys", PlainValueErrorForBadKeys, "Keys", ("C-ERR-1",)),
     ("parent_blocked_by_children", ParentBlockedByChildren, "Keys", ("C-KEY-3",)),
 )
 
@@ -159,6 +163,7 @@ __all__ = [
     "name_prefix_list",
     "overwriting_create",
     "parent_blocked_by_children",
+    "plain_value_error_for_bad_keys",
     "racy_between_processes",
     "same_value_wins_again",
     "stale_cache_after_create",

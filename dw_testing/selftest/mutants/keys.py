@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from dw_testing.selftest.mutants.base import CorrectStore
-from reference_engine.errors import StoreError
+from reference_engine.errors import InvalidKey, StoreError
 from reference_engine.stores.keys import is_under, validate_key, validate_prefix
 
 # Below the 200-byte segment limit, as a filename scheme that keeps 128 bytes would be.
@@ -104,3 +104,20 @@ class ParentBlockedByChildren(CorrectStore):
             if any(is_under(other, name) for other in self.backing.records):
                 return False
         return super().put_if_absent(key, data)
+
+
+class PlainValueErrorForBadKeys(CorrectStore):
+    """A refused key raises a plain ``ValueError`` naming the rule, not ``InvalidKey``: the
+    caller cannot tell a bad key from any other failure by class."""
+
+    def checked_key(self, key: str, op: str) -> str:
+        try:
+            return validate_key(key, op=op)
+        except InvalidKey as exc:
+            raise ValueError(str(exc)) from None
+
+    def checked_prefix(self, prefix: str) -> str:
+        try:
+            return validate_prefix(prefix)
+        except InvalidKey as exc:
+            raise ValueError(str(exc)) from None
