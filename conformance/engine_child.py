@@ -58,15 +58,19 @@ def serve_signals(lines: Any = None, out: Any = None) -> None:
     store = PrefixedStore(open_store(header["uri"]), header["prefix"])
     engine = Engine(store, FixedClock(float(header["now"])), claim_patience=False)
     print("ready", file=out, flush=True)
-    for line in lines:
-        wait_id = line.strip()
-        try:
-            delivery = engine.signal(wait_id, header["payload"], submitted_by=header["submitter"])
-        except Refusal as refusal:
-            answer = ["refused", refusal.kind]
-        else:
-            answer = ["won", delivery.receipt.id]
-        print(json.dumps(answer), file=out, flush=True)
+    try:
+        for line in lines:
+            wait_id = line.strip()
+            try:
+                delivery = engine.signal(wait_id, header["payload"],
+                                         submitted_by=header["submitter"])
+            except Refusal as refusal:
+                answer = ["refused", refusal.kind]
+            else:
+                answer = ["won", delivery.receipt.id]
+            print(json.dumps(answer), file=out, flush=True)
+    finally:
+        store.close()  # C-HANDLE-3: the child opened this handle, so it closes it
 
 
 if __name__ == "__main__":

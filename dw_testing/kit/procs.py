@@ -162,6 +162,7 @@ def _child_main() -> int:
         return 2
     try:
         result = function(store, *request["args"])
+        store.close()  # C-HANDLE-3: whoever opened a handle closes it, child processes too
     except Exception as exc:  # every failure goes back to the parent, named
         traceback.print_exc()
         print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}), flush=True)
