@@ -91,6 +91,7 @@ def test_a_create_that_lost_a_race_reads_the_winners_record_at_once(dw_store: An
         )
 
 
+@pytest.mark.dw_clause("C-CREATE-2", "C-HANDLE-2")
 def test_coroutines_racing_to_create_one_key_on_one_loop_have_exactly_one_winner(
     dw_store: Any, dw_spec: Any,
 ) -> None:

@@ -191,8 +191,8 @@ KIT = (
     ("dw_testing.history", "assert_linearizable"),
     ("dw_testing.history", "Budget"),
     ("dw_testing.history", "BudgetExhausted"),
-    ("dw_testing.models.store_machine", "store_machine"),
-    ("dw_testing.models.wait_machine", "wait_machine"),
+    ("dw_testing.models.store_machine", "StoreStateMachine"),
+    ("dw_testing.models.wait_machine", "WaitStateMachine"),
     ("dw_testing", "conformance_test"),
 )
 
