@@ -205,6 +205,22 @@ def create_taking_conflict_for_exists(store: Any, key: str, data: bytes) -> byte
     return stored
 
 
+# --- 7. a backend's own exception taken for a transient one ---------------------------------
+
+def create_retrying_every_error(store: Any, key: str, data: bytes) -> bytes | None:
+    """Retries a create after any exception, the backend's own included, as if each were a
+    ``TransientStoreError``: a failure of unknown cause is hidden and the call repeated."""
+    creating: Any = store
+    for _ in range(3):
+        try:
+            creating.put_if_absent(key, data)
+            break
+        except Exception:  # the defect: only TransientStoreError says a retry is safe
+            continue
+    stored: bytes | None = store.get(key)
+    return stored
+
+
 # --- the registry --------------------------------------------------------------------------
 
 _OUTCOMES_MODULE = "reference_engine.waits.outcomes"
@@ -221,6 +237,7 @@ def _module(path: str) -> Any:
 def _build() -> dict[str, EngineVariant]:
     boolean = create_trusting_the_boolean
     conflict = create_taking_conflict_for_exists
+    retry_all = create_retrying_every_error
     variants = [
         EngineVariant(
             "boolean_decision",
@@ -257,6 +274,16 @@ def _build() -> dict[str, EngineVariant]:
                      (_module(_REGISTRATION_MODULE), "create_then_read", conflict)),
         ),
         EngineVariant(
+            "retries_every_error",
+            "Retries a create after any exception, a backend's own included, as if it were "
+            "transient (C-ERR-2).",
+            patches=((_module(_OUTCOMES_MODULE), "create_then_read", retry_all),
+                     (executor_module, "create_then_read", retry_all),
+                     (_module(_CLAIMS_MODULE), "create_then_read", retry_all),
+                     (_module(_REGISTRATION_MODULE), "create_then_read", retry_all)),
+            clauses=("C-ERR-2",),
+        ),
+        EngineVariant(
             "resume_ignores_fence",
             "Saves never check the claim and overwrite a revision another holder wrote.",
             patches=((engine_module, "FencedSaver", UnfencedSaver),),
@@ -274,6 +301,7 @@ consume_in_two_saves = VARIANTS["consume_in_two_saves"]
 replay_journals_twice = VARIANTS["replay_journals_twice"]
 resume_ignores_fence = VARIANTS["resume_ignores_fence"]
 conflict_taken_for_exists = VARIANTS["conflict_taken_for_exists"]
+retries_every_error = VARIANTS["retries_every_error"]
 
 ENGINE_VARIANTS: dict[str, MutantInfo] = {
     name: MutantInfo(name, variant.defect, f"{__name__}:{name}", SECTION, level="engine",
