@@ -82,6 +82,14 @@ def test_the_unkillable_ledger_ships_as_package_data() -> None:
     assert "selftest/unkillable.md" in package_data["dw_testing"]
 
 
+def test_the_contract_ships_as_package_data() -> None:
+    shipped = importlib.resources.files("dw_testing.plugin") / "contract.md"
+    assert shipped.is_file(), "dw_testing/plugin/contract.md must link docs/contract.md"
+    assert filecmp.cmp(str(shipped), ROOT / "docs" / "contract.md", shallow=False)
+    package_data = PYPROJECT["tool"]["setuptools"]["package-data"]
+    assert "plugin/contract.md" in package_data["dw_testing"]
+
+
 def test_every_file_the_packages_read_at_run_time_is_package_data() -> None:
     package_data = PYPROJECT["tool"]["setuptools"]["package-data"]
     for package, patterns in package_data.items():

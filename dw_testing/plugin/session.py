@@ -33,6 +33,8 @@ from dw_testing.plugin.catalogue import (
     resolve,
     unique_ids,
 )
+from dw_testing.plugin.clauses import MARKER as CLAUSE_MARKER
+from dw_testing.plugin.clauses import ContractMissing, unknown_citations
 from dw_testing.plugin.deviations import (
     KNOWN_DEVIATIONS,
     KnownDeviation,
@@ -215,6 +217,7 @@ class DwSession:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         if self.active and self.user_deviations:
             self._check_user_deviations(items)
+        self._check_clause_citations(items)
         for item in items:
             if STORE_FIXTURE not in getattr(item, "fixturenames", ()):
                 continue
@@ -254,6 +257,20 @@ class DwSession:
         if callspec is not None and STORE_FIXTURE in callspec.params:
             return str(callspec.params[STORE_FIXTURE])
         return "memory"
+
+    def _check_clause_citations(self, items: list[pytest.Item]) -> None:
+        """A ``dw_clause`` marker naming no clause of the contract is a typo: refuse the run."""
+        cited = [(item.nodeid, [str(arg) for mark in item.iter_markers(CLAUSE_MARKER)
+                                for arg in mark.args]) for item in items]
+        cited = [(nodeid, ids) for nodeid, ids in cited if ids]
+        if not cited:
+            return
+        try:
+            problems = unknown_citations(cited)
+        except ContractMissing as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if problems:
+            raise pytest.UsageError("\n".join(problems))
 
     def _check_user_deviations(self, items: list[pytest.Item]) -> None:
         """An entry naming no store, or no test of the suite, is a typo: refuse the run.

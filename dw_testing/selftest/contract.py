@@ -18,30 +18,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dw_testing.plugin.clauses import Clause, read_clauses
 from dw_testing.selftest.mutants import STORE_MUTANTS, MutantInfo
 
-MARKER = "dw_clause"
+MARKER = "dw_clause"  # the plugin's marker (dw_testing.plugin.clauses.MARKER)
 BEGIN = "<!-- BEGIN GENERATED: clause table"
 END = "<!-- END GENERATED -->"
 REGENERATE = "python -m dw_testing.selftest.contract --write docs/contract.md"
 SUITE_DIR = "conformance"
 PROJECT_TESTS_DIR = "tests"
 
-_HEADING = re.compile(r"^### (C-[A-Z]+-\d+)\s*$", re.MULTILINE)
-_TITLE = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
 CLAUSE_ID = re.compile(r"^C-[A-Z]+-\d+$")
-
-
-@dataclass(frozen=True)
-class Clause:
-    """One clause of the page: its id and the bold sentence that opens it."""
-
-    id: str
-    title: str
-
-    @property
-    def anchor(self) -> str:
-        return self.id.lower()
 
 
 @dataclass(frozen=True)
@@ -63,18 +50,6 @@ class ClauseRow:
     suite_tests: list[str] = field(default_factory=list)
     project_tests: list[str] = field(default_factory=list)
     mutants: list[MutantInfo] = field(default_factory=list)
-
-
-def read_clauses(page: str) -> list[Clause]:
-    """The clauses of the page, in order, each titled by its first bold text."""
-    found = list(_HEADING.finditer(page))
-    clauses = []
-    for index, match in enumerate(found):
-        end = found[index + 1].start() if index + 1 < len(found) else len(page)
-        body = page[match.end():end]
-        title = _TITLE.search(body)
-        clauses.append(Clause(match.group(1), " ".join(title.group(1).split()) if title else ""))
-    return clauses
 
 
 def _marker_clauses(node: ast.expr) -> list[str]:
