@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-# @pytest.mark.dw_clause("S-create-1", ...): the docs/contract.md clause ids a test checks.
+# @pytest.mark.dw_clause("C-CREATE-1", ...): the docs/contract.md clause ids a test checks.
 CLAUSE_MARK = "dw_clause"
 PACKAGES = ("dw-testing", "pytest", "hypothesis")
 # Options that name where this run writes its outputs; a replay need not repeat them.

@@ -74,6 +74,12 @@ def _run(run: SuiteRun, cwd: Path) -> int:
         return process.wait()
 
 
+def _clauses_note(test: Mapping[str, Any]) -> str:
+    """`` (checks C-CREATE-2: docs/contract.md)``: the rules a failing test holds a store to."""
+    clauses = test.get("clauses") or []
+    return f" (checks {', '.join(clauses)}: docs/contract.md)" if clauses else ""
+
+
 def _self_test(report_path: Path | None = None) -> int:
     from dw_testing.selftest.verdict import main
 
@@ -126,8 +132,9 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
         console.print(capability_table(report))
         failing = [t for t in report["tests"] if t["outcome"] in ("FAIL", "UNKNOWN")]
         for test in failing:
-            console.print(f"{test['outcome']} {test['nodeid']}: {test['reason']}", markup=False,
-                          highlight=False, soft_wrap=True)
+            console.print(f"{test['outcome']} {test['nodeid']}: {test['reason']}"
+                          f"{_clauses_note(test)}", markup=False, highlight=False,
+                          soft_wrap=True)
         if report_path:
             console.print(f"report: {target} (matrix: {markdown_path(target)}, page: "
                           f"{html_path(target)})",

@@ -85,3 +85,23 @@ def test_self_test_prints_the_kill_matrix_and_passes_on_its_verdict(
     result = CliRunner().invoke(conformance, ["--self-test"])
     assert result.exit_code == 1
     assert "KILL MATRIX" in result.output
+
+
+def test_a_failure_names_the_contract_clauses_its_test_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import jsonschema
+
+    from dw_testing.plugin.report import REPORT_SCHEMA
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(conformance, [
+        "--store", "dw_testing.mutants:empty_value_as_none", "--report", "r.json",
+        "--profile", "quick", "--", "-k", "test_missing_key_reads_none",
+    ])
+    assert result.exit_code == EXIT_FAIL, result.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    jsonschema.validate(report, REPORT_SCHEMA)
+    [test] = report["tests"]
+    assert test["outcome"] == "FAIL" and test["clauses"] == ["C-GET-1"], test
+    assert "(checks C-GET-1: docs/contract.md)" in result.stdout
