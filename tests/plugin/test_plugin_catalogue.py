@@ -166,7 +166,8 @@ def test_an_unknown_capability_in_dw_requires_is_an_error(pytester: pytest.Pytes
 def test_an_unknown_store_name_lists_the_known_ones(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--dw-store=memroy")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*unknown store name 'memroy'; known names: memory, file,*"])
+    result.stderr.fnmatch_lines(
+        ["*unknown store name 'memroy' (close matches: memory); known names: memory, file,*"])
 
 
 @pytest.mark.dw_clause("C-CAP-1")
