@@ -40,7 +40,7 @@ def test_the_store_answers_a_get(dw_store):
     assert dw_store.get("k") == b"v"
 
 
-@pytest.mark.dw_clause("S-linear-1")
+@pytest.mark.dw_clause("C-PUT-1")
 def test_racing_handles_are_linearizable(dw_store):
     assert_linearizable([
         Operation("handle-1", "put_if_absent", "job/42", b"alice", True, 0, 100),

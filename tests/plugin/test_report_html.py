@@ -101,14 +101,14 @@ def test_without_clause_ids_the_tests_are_listed_by_capability() -> None:
 
 def test_clause_ids_group_the_tests_with_their_worst_outcome() -> None:
     report = sample()
-    report["tests"][0]["clauses"] = ["S-create-1"]
-    report["tests"][1]["clauses"] = ["S-create-1", "S-get-2"]
+    report["tests"][0]["clauses"] = ["C-CREATE-1"]
+    report["tests"][1]["clauses"] = ["C-CREATE-1", "C-GET-1"]
     clauses = by_id(parse(render_html(report)), "clauses")
     assert clauses.find(".//*[@id='no-clauses']") is None
     rows = {text_of(r.find("h:th", NS)): r for r in clauses.findall(".//h:tbody/h:tr", NS)}
-    assert sorted(rows) == ["S-create-1", "S-get-2"]
-    assert text_of(rows["S-create-1"].findall("h:td", NS)[0]) == "FAIL"
-    assert len(rows["S-create-1"].findall(".//h:li", NS)) == 2
+    assert sorted(rows) == ["C-CREATE-1", "C-GET-1"]
+    assert text_of(rows["C-CREATE-1"].findall("h:td", NS)[0]) == "FAIL"
+    assert len(rows["C-CREATE-1"].findall(".//h:li", NS)) == 2
     assert "2 test(s) name no clause" in text_of(clauses)
 
 

@@ -35,7 +35,7 @@ def test_passes(dw_store):
     dw_store.put("k", b"v")
 
 
-@pytest.mark.dw_clause("S-linear-1")
+@pytest.mark.dw_clause("C-PUT-1")
 def test_torn_read(dw_store):
     raise HistoryViolation("history is not linearizable on key 'k'", key="k",
                            ops=calls(3), marked=[0, 1], key_calls=3)
@@ -68,7 +68,7 @@ def test_the_page_is_written_beside_the_json_and_markdown(pytester: pytest.Pytes
 def test_a_history_failure_carries_its_timeline_as_svg(pytester: pytest.Pytester) -> None:
     report, page, _out = run(pytester)
     torn = next(t for t in report["tests"] if "test_torn_read" in t["nodeid"])
-    assert torn["outcome"] == "FAIL" and torn["clauses"] == ["S-linear-1"]
+    assert torn["outcome"] == "FAIL" and torn["clauses"] == ["C-PUT-1"]
     assert torn["history"]["marked"] == [0, 1] and len(torn["history"]["ops"]) == 3
     tree = html5lib.parse(page)
     article = next(a for a in tree.iter("{http://www.w3.org/1999/xhtml}article")
