@@ -34,6 +34,10 @@ ENVIRONMENT = {
     "DW_DEBUG": "`1` prints the traceback of an unexpected error instead of one line",
     "DW_CLAIM_LOOKS_DIR": "where `dw` keeps its host-local notes on claim leases it found "
                           "held (default: the temporary directory)",
+    "DW_EXEC_TIMEOUT": "`exec:` stores: seconds a call waits for the child's reply "
+                       "(default 60)",
+    "DW_EXEC_SPARES": "`exec:` stores: children of a command kept started ahead of need "
+                      "(default 2; `0` starts each on demand)",
     "DW_ENGINE_VARIANT": "self-test only: the broken engine a suite run installs "
                          "(`dw_testing.selftest.engine_variants`)",
     "DW_CONFORMANCE_STORE_URI": "set by the suite for its CLI child processes: the store's "
