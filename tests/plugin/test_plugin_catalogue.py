@@ -167,7 +167,7 @@ def test_an_unknown_store_name_lists_the_known_ones(pytester: pytest.Pytester) -
     result = pytester.runpytest("--dw-store=memroy")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*unknown store name 'memroy' (close matches: memory); known names: memory, file,*"])
+        ["*unknown store name 'memroy' (close matches: memory*); known names: memory, file,*"])
 
 
 @pytest.mark.dw_clause("C-CAP-1")
