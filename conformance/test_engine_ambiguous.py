@@ -1,4 +1,4 @@
-"""SPEC §2.1 clauses 7 and 8 at the engine level: ambiguous create answers, injected with
+"""C-LOST-1, C-CREATE-6 at the engine level: ambiguous create answers, injected with
 ``FaultyStore`` around the store under test.
 
 The engine never decides a race from ``put_if_absent``'s boolean: it reads the record back

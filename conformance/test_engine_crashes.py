@@ -1,4 +1,4 @@
-"""SPEC §6.4 on the store under test: a resume, and a signal, killed at each of their writes.
+"""Crash points on the store under test: a resume, and a signal, killed at each of their writes.
 
 The crash poisons the dying actor's handle (``FaultyStore``), before or after the write
 reached the store; a fresh engine on a fresh handle (the restarted process) then finishes
@@ -148,6 +148,7 @@ def _settle_by_looking_late(engine: Any, _wait_id: str) -> object:
 
 @pytest.mark.parametrize("settler", [_settle_by_signal, _settle_by_looking_late],
                          ids=["signal", "lazy-timeout"])
+@pytest.mark.dw_clause("C-LOST-1", "C-ENGINE-2")
 def test_a_settler_killed_after_any_store_call_is_resumed_by_the_next_full_scan(
     settler: Callable[[Any, str], object], dw_store: Any, dw_open_handle: OpenHandle,
     dw_make_engine: MakeEngine, dw_clock: FakeClock,

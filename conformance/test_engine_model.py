@@ -1,4 +1,4 @@
-"""SPEC §6.5: the wait lifecycle, driven by a Hypothesis state machine on the store under
+"""The wait lifecycle, driven by a Hypothesis state machine on the store under
 test, keeps every promise after every step.
 
 Effort follows the active dw profile (``--dw-profile``, see docs/profiles.md). A failure

@@ -1,4 +1,4 @@
-"""SPEC §6.3: the six orderings of signal, timeout, cancel, owner saves and resume, on the
+"""The six orderings of signal, timeout, cancel, owner saves and resume, on the
 store under test.
 
 Each interleaving is scripted: ``GatedStore`` parks or hooks one actor's store call, the

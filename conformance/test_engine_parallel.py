@@ -1,11 +1,11 @@
-"""SPEC §6.5, in parallel: random batches of signal, timeout, cancel and resume run at once
+"""The wait lifecycle in parallel: random batches of signal, timeout, cancel and resume run at once
 on threads, each on its own handle of the store under test, recorded call by call.
 
 Afterwards every run is driven to its end, and three things are checked:
 
 - the recorded store history is linearizable, per key (the history checker), reading a
-  create's ``False`` as "may have landed": the engine never trusts that answer, and SPEC
-  §2.1 clause 7 lets a store give it to the real winner, so this suite must tolerate it;
+  create's ``False`` as "may have landed": the engine never trusts that answer, and a lost
+  response can give it to the real winner (C-LOST-1), so this suite must tolerate it;
 - each wait was decided exactly once, and its run applied at most one answer;
 - every signal that was told it won is the answer its run holds (no acceptance lost).
 """

@@ -1,4 +1,4 @@
-"""SPEC §2.1: the write-once create, one call at a time (clauses 1, 2, 3 and 6)."""
+"""The write-once create, one call at a time (C-CREATE-1, C-CREATE-3, C-CREATE-5)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_create_after_delete_creates_the_key_again(dw_store: Any) -> None:
 def test_create_of_a_key_with_keys_beneath_it_wins_before_and_after_they_go(
     dw_store: Any,
 ) -> None:
-    """SPEC §2.2: `a` and `a/b` are separate records, so `a/b` never makes `a` exist.
+    """C-KEY-3: `a` and `a/b` are separate records, so `a/b` never makes `a` exist.
 
     Object stores that keep a directory entry for `a/` (SeaweedFS 4.48) answer a create of
     `a` False while `a/b` exists, or after it was deleted, with no record under `a`.

@@ -1,4 +1,4 @@
-"""SPEC §2.1 and §6.5: concurrent histories of put / put_if_absent / get / delete, recorded
+"""C-CREATE-2 and C-HANDLE-1: concurrent histories of put / put_if_absent / get / delete, recorded
 against the store and checked for linearizability, per key.
 
 Racers on their own handles (threads, and processes when the store allows) start together

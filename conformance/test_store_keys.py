@@ -1,4 +1,4 @@
-"""SPEC §2.2 keys: exact code points, nesting, and the shapes refused before any I/O."""
+"""Keys (C-KEY-1 to 3): exact code points, nesting, and the shapes refused before any I/O."""
 
 from __future__ import annotations
 

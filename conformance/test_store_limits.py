@@ -1,4 +1,4 @@
-"""SPEC §2.2 limits, at the limit and just past it, in every UTF-8 width.
+"""docs/contract.md limits, at the limit and just past it, in every UTF-8 width.
 
 A segment of 200 bytes and a key of 1024 bytes are accepted and kept apart from a sibling
 that differs in its last character only; one byte more is refused (the refusals are in
@@ -51,6 +51,7 @@ def _short(key: str) -> str:
     return f"<{len(key.encode('utf-8'))}-byte key ending {key[-3:]!r}>"
 
 
+@pytest.mark.dw_clause("C-KEY-1", "C-KEY-2")
 @pytest.mark.parametrize("unit", list(UNITS), ids=list(_WIDTHS.values()))
 def test_segments_of_exactly_200_bytes_are_accepted_and_kept_apart(
     dw_store: Any, unit: str,
@@ -67,6 +68,7 @@ def test_segments_of_exactly_200_bytes_are_accepted_and_kept_apart(
     assert dw_store.list("seg") == sorted(keys), "list must return each 200-byte segment whole"
 
 
+@pytest.mark.dw_clause("C-KEY-1", "C-KEY-2")
 @pytest.mark.parametrize("unit", list(UNITS), ids=list(_WIDTHS.values()))
 def test_keys_of_exactly_1024_bytes_are_accepted_and_kept_apart(
     dw_raw_store: Any, dw_caps: dict[str, bool], unit: str,
@@ -99,6 +101,7 @@ def test_keys_of_exactly_1024_bytes_are_accepted_and_kept_apart(
     assert created is False, "a create over a 1024-byte key that exists must return False"
 
 
+@pytest.mark.dw_clause("C-LIST-1")
 def test_list_returns_every_key_under_a_prefix_holding_over_two_backend_pages(
     dw_store: Any,
 ) -> None:

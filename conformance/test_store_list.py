@@ -1,4 +1,4 @@
-"""SPEC §2.2 list(prefix): whole segments, sorted by code point, literal characters.
+"""list(prefix) (C-LIST-1, C-LIST-2): whole segments, sorted by code point, literal characters.
 
 No test here needs a key and a key beneath it (``a`` and ``a/b``) to both exist: a store
 that cannot nest keys still has its ``list`` checked, and fails nesting on its own test
@@ -77,6 +77,7 @@ def test_list_of_the_empty_prefix_returns_every_key(dw_store: Any) -> None:
     assert dw_store.list("") == sorted(KEYS)
 
 
+@pytest.mark.dw_clause("C-LIST-1", "C-LIST-2")
 def test_the_stores_own_list_of_the_empty_prefix_includes_every_key(dw_raw_store: Any) -> None:
     # Every other test lists through PrefixedStore, which never passes "" on; `dw store ls`
     # does. The store may hold other keys, so only the probe's own keys are checked.
@@ -123,6 +124,7 @@ def test_list_treats_percent_underscore_and_star_literally(dw_store: Any) -> Non
     assert dw_store.list("p*") == ["p*/x"]
 
 
+@pytest.mark.dw_clause("C-LIST-1")
 def test_list_treats_matcher_syntax_in_a_prefix_literally(dw_store: Any) -> None:
     for prefix, decoys in MATCHER_SYNTAX.values():
         _write(dw_store, [f"{name}/x" for name in (prefix, *decoys)])

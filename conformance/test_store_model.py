@@ -1,4 +1,4 @@
-"""SPEC §6.5: the store, driven through two handles by a Hypothesis state machine, behaves
+"""The store, driven through two handles by a Hypothesis state machine, behaves
 like a dict under put, put_if_absent, get, delete and list.
 
 Effort follows the active dw profile (``--dw-profile``); a failure prints the shortest

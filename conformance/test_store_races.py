@@ -1,4 +1,4 @@
-"""SPEC §2.1 clauses 4, 5 and 8: N-way creates of one key from threads, handles, processes.
+"""C-CREATE-2, C-CREATE-4, C-CREATE-6: N-way creates of one key from threads, handles, processes.
 
 Every race runs several rounds on fresh keys, all racers released by one barrier, so a
 store whose create is not atomic loses at least one round.

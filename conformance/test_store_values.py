@@ -1,4 +1,5 @@
-"""SPEC §2.2 get, put, delete, values and handles; §2.1 clause 5 (no partial record)."""
+"""get, put, delete, values and handles (C-GET-1, C-PUT-1, C-DEL-1, C-VAL-1,
+C-HANDLE-1, C-HANDLE-3), and no partial record (C-CREATE-4)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ class TransientStoreError(StoreError):
 
 
 class InvalidKey(StoreError, ValueError):
-    """The key breaks the key rules of SPEC §2.2; refused before any I/O."""
+    """The key breaks the key rules of C-KEY-1; refused before any I/O."""
 
 
 class StoreUnavailable(StoreError):

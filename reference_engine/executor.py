@@ -1,4 +1,4 @@
-"""The executor: walks a run's levels, saves fenced revisions, suspends on waits (SPEC §4.4).
+"""The executor: walks a run's levels, saves fenced revisions, suspends on waits (docs/engine.md).
 
 One :class:`Executor` drives one run under one claim. Jobs of a level run in threads;
 every record change goes through :meth:`Executor.update`, which holds one lock, so the
@@ -61,7 +61,7 @@ Saver = Callable[[RunRecord], RunRecord]
 
 
 def journal_event(event: Mapping[str, Any], *, bypass: bool = False) -> dict[str, Any]:
-    """A journal event after the secret filter (SPEC §4.8)."""
+    """A journal event after the secret filter (docs/answers.md)."""
     return filter_event(event, bypass=bypass)
 
 
@@ -83,7 +83,7 @@ class FencedSaver:
     """Saves revision ``n+1`` of a run: a create carrying the claim generation, then a read.
 
     Without ``put_if_absent`` (a store that cannot hold waits) it saves with ``put``,
-    unclaimed, as SPEC §4.9 allows for runs without waits.
+    unclaimed, as C-CAP-2 allows for runs without waits.
     """
 
     def __init__(self, store: Any, clock: Clock, claim: Claim | None, creates: bool,
@@ -402,7 +402,7 @@ class Executor:
         return WAITING
 
 
-# --- resume: apply outcomes (SPEC §4.6 step 3) ------------------------------------------
+# --- resume: apply outcomes (docs/answers.md) ------------------------------------------
 
 class OpenWaits(Exception):
     """Some waiting step has no outcome yet; the resume is refused with ``open_wait``."""

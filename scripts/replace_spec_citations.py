@@ -100,7 +100,7 @@ PHRASES = {
     "no cached listings: SPEC §2.3": "no cached listings (C-HANDLE-1)",
     "SPEC §2.1 and §6.5: concurrent histories": "C-CREATE-2 and C-HANDLE-1: concurrent histories",
     "choices this implementation makes where SPEC §3\u2013§4 leaves room":
-        "choices this implementation makes where the store contract leaves room",
+        "choices this implementation makes where the design leaves room",
     "It is the engine's reading of SPEC §4.5\u2013§4.8 and":
         "It is how the engine reads its promises (C-ENGINE-2) and",
     "the run ends by the SPEC §3 lifetime": "the run ends as a run's lifetime says",

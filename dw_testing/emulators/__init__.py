@@ -1,4 +1,4 @@
-"""Loopback emulators as store providers (SPEC §6.0, §7).
+"""Loopback emulators as store providers (docs/extension-authors.md, docs/backends.md).
 
 Each provider is a zero-argument callable returning a context manager that starts its
 server on a free 127.0.0.1 port, yields a :class:`~dw_testing.kit.spec.StoreSpec`, and stops

@@ -9,7 +9,7 @@ the key as the caller wrote it; for ``list``, on the prefix)::
     ...                          # the create lands, the caller sees TransientStoreError
     faulty.assert_all_hit()      # teardown: a fault never hit means the test proved nothing
 
-The faults (SPEC §6.4):
+The faults (docs/reference/kit.md):
 
 ``raise-before``
     raise ``StoreError`` without calling the inner store.

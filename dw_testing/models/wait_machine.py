@@ -1,4 +1,4 @@
-"""The wait-level state machine (SPEC §6.5): the engine's wait lifecycle on any store.
+"""The wait-level state machine (docs/reference/kit.md): the engine's wait lifecycle on any store.
 
 Rules: open a wait (its owner runs to suspension, or stays parked mid-level with the
 sibling job still running), a valid signal and an invalid one, a typed answer, advancing
@@ -6,7 +6,7 @@ the clock, a look (lazy timeouts fire), cancel, resume, the owner's mid-level sa
 crash at any store call of any operation (the handle is poisoned, as in a killed process)
 and the owner's crash. Every later operation runs on a fresh engine, which is a restart.
 
-After every step, one invariant method per promise of SPEC §6.5:
+After every step, one invariant method per promise of docs/reference/kit.md:
 
 - a wait has at most one outcome, and it never changes;
 - only the winner is told it won;
@@ -286,14 +286,14 @@ class WaitStateMachine(RuleBasedStateMachine):
 
     @rule(run=runs, point=st.sampled_from(CRASH_POINTS))
     def crash_at_consume(self, run: str, point: str) -> None:
-        """A resume crashes at its consume, the first revision it creates (SPEC §4.6)."""
+        """A resume crashes at its consume, the first revision it creates (docs/answers.md)."""
         faulty = self._faulty()
         faulty.crash("put_if_absent", point=point, key=WRITES["revision"])
         self._crash_run(faulty, "resume", run)
 
     @rule(run=runs, fault=st.sampled_from(AMBIGUOUS_FAULTS))
     def ambiguous_signal(self, run: str, fault: str) -> None:
-        """A signal whose outcome create answers ambiguously (SPEC §2.1 clauses 7, 8)."""
+        """A signal whose outcome create answers ambiguously (C-LOST-1, C-CREATE-6)."""
         faulty = self._faulty()
         faulty.inject("put_if_absent", fault, key=WRITES["outcome"])
         self._deliver(self._engine(faulty), run, VALID_PAYLOADS[0], answer=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 MARKERS = (
-    "dw_store_contract: a conformance test of the store alone (SPEC section 2)",
+    "dw_store_contract: a conformance test of the store alone (docs/contract.md)",
     "dw_engine: a conformance test of the reference engine's wait lifecycle on the store",
     "dw_requires(*capabilities): skip unless the store under test declares every capability",
     "dw_clause(*ids): the clauses of docs/contract.md this test checks, e.g. C-CREATE-2 "

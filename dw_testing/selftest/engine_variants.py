@@ -1,7 +1,7 @@
-"""Deliberately broken engines (SPEC §6.6 "Engine variants"): the engine suite must catch each.
+"""Deliberately broken engines (docs/unkillable.md): the engine suite must catch each.
 
-The five of SPEC §6.6, plus one more: an engine that takes a 409 "conflict in flight" for
-an existing record (SPEC §2.1 clause 8, seen from the engine's side).
+Five broken designs, plus one more: an engine that takes a 409 "conflict in flight" for
+an existing record (C-CREATE-6, seen from the engine's side).
 
 Each variant is the reference engine with one design mistake put back in, made by
 subclassing :class:`~reference_engine.engine.Engine` or by replacing one of its seams for
@@ -193,7 +193,7 @@ class UnfencedSaver(FencedSaver):
             self.claim = claim
 
 
-# --- 6. (beyond SPEC §6.6) a conflict in flight taken for "exists" --------------------------
+# --- 6. a conflict in flight taken for "exists" --------------------------
 
 def create_taking_conflict_for_exists(store: Any, key: str, data: bytes) -> bytes | None:
     """A create that fails transiently (S3's 409: a competing create in flight, nothing
@@ -266,7 +266,7 @@ def _build() -> dict[str, EngineVariant]:
         EngineVariant(
             "conflict_taken_for_exists",
             "Takes a create that failed transiently (a 409 conflict, nothing landed) for a "
-            "lost race, and never retries it (SPEC §2.1 clause 8).",
+            "lost race, and never retries it (C-CREATE-6).",
             clauses=("C-CREATE-6", "C-ENGINE-1"),
             patches=((_module(_OUTCOMES_MODULE), "create_then_read", conflict),
                      (executor_module, "create_then_read", conflict),
@@ -310,12 +310,12 @@ ENGINE_VARIANTS: dict[str, MutantInfo] = {
 }
 
 
-# Store mutants (SPEC §6.6) that no engine-level test can kill, and why: the engine never
+# Store mutants (docs/unkillable.md) that no engine-level test can kill, and why: the engine never
 # relies on the promise the mutant breaks. Every other store mutant must fail ``-m
 # dw_engine`` (tests/engine_conformance checks both directions).
 ENGINE_UNKILLABLE_STORE_MUTANTS: Mapping[str, str] = {
     "false_to_winner": "by design: the engine decides every race by reading the record "
-    "back, so it must tolerate a False told to the winner (SPEC §2.1 clause 7); only the "
+    "back, so it must tolerate a False told to the winner (C-ENGINE-1); by C-CREATE-3 only the "
     "store-level suite fails it",
     "plain_value_error_for_bad_keys": "the engine builds every key itself, from ids it "
     "checked first, so no store call of the engine ever meets a refused key",

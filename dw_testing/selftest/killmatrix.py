@@ -1,4 +1,4 @@
-"""The kill matrix (SPEC §6.6): the store suite against every store mutant, in one run.
+"""The kill matrix (docs/unkillable.md): the store suite against every store mutant, in one run.
 
 :func:`run_kill_matrix` runs ``pytest --dw-suite-only -m dw_store_contract`` in one
 subprocess with one ``--dw-store`` per mutant, reads the ``--dw-report`` JSON and the

@@ -106,7 +106,7 @@ class DwGroup(click.Group):
         try:
             loaded = ep.load()
         except ModuleNotFoundError as exc:
-            log.debug("plugin command %s failed to load", cmd_name, exc_info=True)
+            _debug("plugin command %s failed to load", cmd_name)
             dist = ep.dist.name if ep.dist is not None else "its package"
             # dw-testing's own plugin (dw conformance) needs the pytest side of the package.
             fix = ("pip install 'dw-testing[suite]'" if dist == "dw-testing"

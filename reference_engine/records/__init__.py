@@ -1,4 +1,4 @@
-"""Control-plane records: frozen values with explicit encode/decode (SPEC §3)."""
+"""Control-plane records: frozen values with explicit encode/decode (docs/engine.md)."""
 
 from reference_engine.records.decoding import ABSENT, Absent, Found, Unreadable
 

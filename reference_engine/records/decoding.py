@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 MAX_RECORD_BYTES = 256 * 1024
 # A run revision holds its workflow snapshot, so a wait's schema appears in it at least
 # twice: with run records capped at 256 KiB too, no registration could ever reach its own
-# cap and fail its step. Runs get the store's guaranteed value size (SPEC §2.2) instead.
+# cap and fail its step. Runs get the store's guaranteed value size (C-VAL-1) instead.
 MAX_RUN_RECORD_BYTES = 1024 * 1024
 VERSION = 2
 

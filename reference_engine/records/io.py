@@ -15,7 +15,7 @@ def create_then_read(store: Any, key: str, data: bytes) -> bytes | None:
 
     The caller decides whether it won by comparing identities in these bytes, never by
     the create's boolean: a store may answer ``False`` to the real winner after a lost
-    response (SPEC §2.1.7). A transient error is retried; the retry's ``False`` is as
+    response (C-LOST-1). A transient error is retried; the retry's ``False`` is as
     meaningless as the first answer, so the read-back settles it.
     """
     creating = cast(CreatingStore, store)

@@ -1,4 +1,4 @@
-"""The one module that knows the control-plane key families (SPEC §3).
+"""The one module that knows the control-plane key families (docs/engine.md).
 
 Every other module builds and parses keys through these functions, so a layout change
 touches this file only. A static test greps the package for the prefixes.

@@ -1,4 +1,4 @@
-"""What engine operations return: the stable ``--json`` shapes of SPEC §4.10."""
+"""What engine operations return: the stable ``--json`` shapes of docs/cli.md."""
 
 from __future__ import annotations
 

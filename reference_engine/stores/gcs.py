@@ -125,7 +125,7 @@ class GcsStore:
         self._root = f"{self.prefix}/{CONTROL_SEGMENT}/" if self.prefix else f"{CONTROL_SEGMENT}/"
         if filesystem is None:
             kwargs: dict[str, Any] = {
-                # Each handle is its own client with no cached listings: SPEC §2.3.
+                # Each handle is its own client with no cached listings (C-HANDLE-1).
                 "skip_instance_cache": True,
                 "use_listings_cache": False,
                 "token": token if token is not None else ("anon" if endpoint else None),

@@ -1,4 +1,4 @@
-"""Key rules (SPEC §2.2), checked before any I/O."""
+"""Key rules (C-KEY-1), checked before any I/O."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Outcomes: one write-once record per wait; whoever settles first wins (SPEC §3, §4.5).
+"""Outcomes: one write-once record per wait; whoever settles first wins (docs/answers.md).
 
 ``settle`` is create-then-read; the caller knows it won only through
 :func:`~reference_engine.records.outcome.settled_by`. ``outcome_at`` makes deadlines

@@ -1,4 +1,4 @@
-"""Load and check a workflow file (SPEC §4.1). Every refusal is one ``WorkflowError``.
+"""Load and check a workflow file. Every refusal is one ``WorkflowError``.
 
 Decisions a user can rely on:
 - Names: the workflow name is one key segment ``[A-Za-z0-9_][A-Za-z0-9_.-]*``; job,

@@ -1,10 +1,10 @@
-"""Cancellation at every point of a resume (seed 004; SPEC §3 lifetime, §4.3, §4.7).
+"""Cancellation at every point of a resume (seed 004; docs/engine.md, docs/answers.md).
 
 Three points: while the resume acquires the claim, while it claims the answer (between
 reading the outcome and saving the consume), and during resumed execution. At each, a
 cancel under the resume's live claim is refused ``busy``; a cancel that wins first (the
 claim was free, or the paused holder's lease went stale on the fake clock) makes the
-resume refuse, and the run ends by the SPEC §3 lifetime: the answer that won keeps its
+resume refuse, and the run ends as a run's lifetime says: the answer that won keeps its
 receipt in the run record, and no wait record is left behind.
 """
 

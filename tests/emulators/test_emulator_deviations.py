@@ -1,4 +1,4 @@
-"""Emulator bugs our stores avoid, demonstrated on the emulator itself (SPEC §7).
+"""Emulator bugs our stores avoid, demonstrated on the emulator itself (docs/backends.md).
 
 Our S3 store never copies objects, so no conformance test can meet moto's ``copy_object``
 bug; this test shows it on the raw ``moto`` provider, under the registered known deviation

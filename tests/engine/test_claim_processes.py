@@ -1,4 +1,4 @@
-"""Two OS processes contend for one run claim on the filesystem store (SPEC §4.3)."""
+"""Two OS processes contend for one run claim on the filesystem store (docs/engine.md)."""
 
 from __future__ import annotations
 

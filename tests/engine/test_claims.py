@@ -1,4 +1,4 @@
-"""The run claim: take, keep, lose, release, fenced saves (SPEC §4.3). FakeClock drives ages."""
+"""The run claim: take, keep, lose, release, fenced saves. FakeClock drives ages."""
 
 from __future__ import annotations
 

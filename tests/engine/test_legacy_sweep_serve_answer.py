@@ -1,4 +1,4 @@
-"""Legacy v1 runs, the sweep, the scheduler pass, and typed answers (SPEC §3, §4.5, §4.7)."""
+"""Legacy v1 runs, the sweep, the scheduler pass, and typed answers (docs/answers.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Ordered races between signal, timeout, cancel, the owner's saves and a second handle.
 
 Every interleaving is scripted with GatedStore gates and hooks, events and FakeClock;
-nothing sleeps (SPEC §6.3).
+nothing sleeps (docs/reference/kit.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Run, suspend, signal, resume: the wait lifecycle on one handle (SPEC §4.4-4.6)."""
+"""Run, suspend, signal, resume: the wait lifecycle on one handle (docs/engine.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A Hypothesis state machine over one run's wait: deliveries, time, looks, cancel, resume,
 and crashes at any store call followed by a fresh engine (a restarted process).
 
-Invariants after every step (SPEC §6.5): the outcome never changes once created, only
+Invariants after every step (docs/reference/kit.md): the outcome never changes once created, only
 one delivery is told it won, the winner's receipt is never lost, no answer is applied
 twice, and a bad payload is never stored.
 """

@@ -176,7 +176,7 @@ def test_plan_is_reproducible_and_values_unique() -> None:
 
 
 def test_a_lost_response_then_false_on_retry_is_linearizable() -> None:
-    """SPEC §2.1.7: the create landed, its reply was lost, the retry answers False."""
+    """C-LOST-1: the create landed, its reply was lost, the retry answers False."""
     faulty = FaultyStore(MemoryStore())
     faulty.inject("put_if_absent", "drop-response-after-commit", key="k")
     store = HistoryRecorder(faulty, process_id="writer")

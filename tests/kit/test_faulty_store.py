@@ -1,4 +1,4 @@
-"""FaultyStore injects each SPEC §6.4 fault exactly where asked, and crashes like a process."""
+"""FaultyStore injects each fault exactly where asked, and crashes like a process."""
 
 from __future__ import annotations
 
@@ -283,7 +283,7 @@ def test_create_results_pass_through_untouched() -> None:
 
 
 class FalseToEveryWinner(MemoryStore):
-    """A store that answers False to the create that won (SPEC §2.1 clause 7)."""
+    """A store that answers False to the create that won (C-LOST-1)."""
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
         super().put_if_absent(key, data)

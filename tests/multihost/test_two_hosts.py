@@ -1,9 +1,9 @@
-"""Two hosts, one bucket (SPEC §1, §7): ``dw`` processes in separate working directories,
+"""Two hosts, one bucket (docs/multi-host.md): ``dw`` processes in separate working directories,
 joined only by an ``s3://`` or ``gs://`` URI on a loopback emulator.
 
 Every host action is a ``python -m reference_engine`` process; the test checks what the
 bucket holds with its own reads. Orderings across processes are whole CLI calls in sequence
-(SPEC §6.3); time is a shared FakeClock read through ``DW_CLOCK``, so nothing sleeps.
+(docs/reference/kit.md); time is a shared FakeClock read through ``DW_CLOCK``, so nothing sleeps.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def test_a_cancel_after_the_deadline_keeps_the_outcome_that_settled_first(
     if first == "signal":
         assert (step["error"], step["output"]["payload"]) == ("cancelled", {"approved": True})
     else:
-        # SPEC §3 leaves the error of a timed-out wait in a cancelled run open; the engine
+        # the error of a timed-out wait in a cancelled run is the engine's choice; the engine
         # reports the run's end (cancelled). Either way no answer was applied.
         assert step["error"] in ("wait_timeout", "cancelled") and step["output"] is None, step
 

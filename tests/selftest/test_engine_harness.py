@@ -1,5 +1,5 @@
 """The engine suite's harness blames only the engine: on a store that answers False to the
-create that won (SPEC §2.1 clause 7 lets the engine meet one), the ambiguous-create tests
+create that won (C-LOST-1 lets the engine meet one), the ambiguous-create tests
 pass, with no "FaultyStore: these faults were never hit" from their teardown."""
 
 from __future__ import annotations

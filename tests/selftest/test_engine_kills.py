@@ -1,6 +1,6 @@
 """The engine-level suite can fail: every engine variant and every store mutant that can
 hurt a wait is killed by ``-m dw_engine``, and a store that answers False to the winner
-passes it (SPEC §2.1 clause 7) while failing the store-level suite.
+passes it (C-ENGINE-1) while failing the store-level suite.
 
 The runs are pytest subprocesses on a clean directory, started together and shared by the
 assertions through a module-scoped fixture: one per engine variant (the variant selected
@@ -88,7 +88,7 @@ def test_false_to_the_winner_passes_the_engine_suite(runs: dict[str, FinishedRun
     failed = [test for tests in run.failures.values() for test in tests]
     assert run.returncode == 0 and not failed, (
         f"the engine suite failed on a store that answers False to the winner, which the "
-        f"engine must tolerate (SPEC §2.1 clause 7): {failed}\n{run.tail}")
+        f"engine must tolerate (C-ENGINE-1): {failed}\n{run.tail}")
 
 
 def test_every_store_mutant_that_can_hurt_a_wait_is_killed_at_engine_level(

@@ -1,4 +1,4 @@
-"""Our S3 store on SeaweedFS's S3 gateway: a real object store, not an emulator (SPEC §7).
+"""Our S3 store on SeaweedFS's S3 gateway: a real object store, not an emulator (docs/backends.md).
 
 SeaweedFS answers ``IfNoneMatch`` correctly, but a lost create race waits about a second
 for its 412, so these tests live in the slow lane: ``pytest -m slow tests/slow``.
@@ -33,7 +33,7 @@ DIRECTORY_ENTRY_BUG = ([pytest.mark.xfail(strict=True, reason=STRICT_DEVIATION.x
     pytest.param("was deleted", marks=DIRECTORY_ENTRY_BUG),
 ])
 def test_a_key_is_created_beside_a_key_beneath_it(seaweed: StoreSpec, nested: str) -> None:
-    """SPEC §2.2: ``a`` and ``a/b`` may both exist, so ``a`` can be created in any order."""
+    """C-KEY-3: ``a`` and ``a/b`` may both exist, so ``a`` can be created in any order."""
     store = seaweed.factory()
     parent = f"slow-{uuid.uuid4().hex}/a"
     try:

@@ -1,4 +1,4 @@
-"""The workflow loader: the SPEC §4.1 format, and one clear WorkflowError for each bad file."""
+"""The workflow loader: the workflow format, and one clear WorkflowError for each bad file."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from reference_engine.workflows.errors import WorkflowError
 from reference_engine.workflows.loader import load_workflow, parse_workflow, with_inputs
 from reference_engine.workflows.model import WaitSpec
 
-SPEC_EXAMPLE = """\
+FORMAT_EXAMPLE = """\
 name: approval                  # one path segment
 inputs: {env: prod}
 jobs:
@@ -71,7 +71,7 @@ def refusal(doc: Any) -> str:
 @pytest.fixture
 def spec_file(tmp_path: Path) -> Path:
     path = tmp_path / "approval.yaml"
-    path.write_text(SPEC_EXAMPLE)
+    path.write_text(FORMAT_EXAMPLE)
     return path
 
 

@@ -1,4 +1,4 @@
-"""Store mutants whose write-once create is broken (SPEC §6.6 "Create")."""
+"""Store mutants whose write-once create is broken (docs/unkillable.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Store mutants whose ``delete`` is broken (SPEC §6.6 "Delete")."""
+"""Store mutants whose ``delete`` is broken (docs/unkillable.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Store mutants whose key handling is broken (SPEC §6.6 "Keys")."""
+"""Store mutants whose key handling is broken (docs/unkillable.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Store mutants whose ``list`` is broken (SPEC §6.6 "List")."""
+"""Store mutants whose ``list`` is broken (docs/unkillable.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Store mutants whose reads, writes or handles are broken (SPEC §6.6 "Read and write")."""
+"""Store mutants whose reads, writes or handles are broken (docs/unkillable.md)."""
 
 from __future__ import annotations
 
