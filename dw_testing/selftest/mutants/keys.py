@@ -88,11 +88,6 @@ class CannotNestKeys(CorrectStore):
         self._refuse_nesting(self.checked_key(key, "put"), "put")
         super().put(key, data)
 
-class ParentBlockedByChildren(CorrectStore):
-    """A create of ``a`` answers False, writing nothing, while a key beneath it (``a/b``)
-    exists: the key beneath is taken for a record of ``a``, as an object store's directory
-    entry can be."""
-
     def put_if_absent(self, key: str, data: bytes) -> bool:
         name = self.checked_key(key, "put_if_absent")
         with self.backing.lock:
@@ -101,6 +96,15 @@ class ParentBlockedByChildren(CorrectStore):
             self._refuse_nesting(name, "put_if_absent")
             return super().put_if_absent(key, data)
 
+
+class ParentBlockedByChildren(CorrectStore):
+    """A create of ``a`` answers False, writing nothing, while a key beneath it (``a/b``)
+    exists: the key beneath is taken for a record of ``a``, as an object store's directory
+    entry can be."""
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        name = self.checked_key(key, "put_if_absent")
+        with self.backing.lock:
             if any(is_under(other, name) for other in self.backing.records):
                 return False
         return super().put_if_absent(key, data)
