@@ -107,7 +107,7 @@ class DwGroup(click.Group):
             loaded = ep.load()
         except ModuleNotFoundError as exc:
             _debug("plugin command %s failed to load", cmd_name)
-            dist = ep.dist.name if ep.dist is not None else "its package"
+            dist = ep.package or "its package"
             # dw-testing's own plugin (dw conformance) needs the pytest side of the package.
             fix = ("pip install 'dw-testing[suite]'" if dist == "dw-testing"
                    else f"install what {dist} needs (pip install {dist})")
