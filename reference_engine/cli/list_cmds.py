@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -113,7 +114,7 @@ def _show_timeline(run_id: str, store_uri: str, as_json: bool) -> None:
     if as_json:
         emit_json(drawn.to_json())
         return
-    encoding = getattr(click.get_text_stream("stdout"), "encoding", None)
+    encoding = getattr(sys.stdout, "encoding", None)
     for line in render_timeline(drawn, glyphs=glyphs_for(encoding), width=terminal_width()):
         click.echo(line)
 

@@ -97,12 +97,14 @@ def dw(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, check=False, timeout=60)
 
 
-def test_the_shim_is_installed_beside_its_types_and_runner() -> None:
+def test_the_shim_is_installed_beside_its_types_and_runner(tmp_path: Path) -> None:
     assert shim_path().is_file() and shim_path().with_suffix(".d.ts").is_file()
     assert runner_path().parent == shim_path().parent
-    printed = dw("store", "shim-path")
+    # Run from elsewhere, so `python -m` imports the installed package, as this test does
+    # (from a checkout's root it would import the checkout instead).
+    printed = dw("store", "shim-path", cwd=tmp_path)
     assert printed.returncode == 0 and Path(printed.stdout.strip()) == shim_path()
-    runner = dw("store", "shim-path", "--runner")
+    runner = dw("store", "shim-path", "--runner", cwd=tmp_path)
     assert runner.returncode == 0 and Path(runner.stdout.strip()) == runner_path()
 
 
