@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from reference_engine.records.decoding import (
-    ABSENT,
     VERSION,
     Decoded,
-    Found,
-    SchemaError,
-    Unreadable,
+    decode_v2,
     dump,
     field_bool,
     field_int,
     field_str,
-    load_object,
-    require_version,
 )
 
 
@@ -43,18 +39,12 @@ class Lease:
 
 
 def decode_lease(data: bytes | None) -> Decoded[Lease]:
-    if data is None:
-        return ABSENT
-    obj = load_object(data)
-    if isinstance(obj, Unreadable):
-        return obj
-    try:
-        require_version(obj)
-        lease = Lease(
-            holder=field_str(obj, "holder"), host=field_str(obj, "host"),
-            pid=field_int(obj, "pid"), ttl_ms=field_int(obj, "ttlMs"),
-            beat=field_int(obj, "beat"), released=field_bool(obj, "released"),
-        )
-    except SchemaError as exc:
-        return Unreadable(f"claim lease: {exc}")
-    return Found(lease, data)
+    return decode_v2(data, "claim lease", _lease_from)
+
+
+def _lease_from(obj: dict[str, Any]) -> Lease:
+    return Lease(
+        holder=field_str(obj, "holder"), host=field_str(obj, "host"),
+        pid=field_int(obj, "pid"), ttl_ms=field_int(obj, "ttlMs"),
+        beat=field_int(obj, "beat"), released=field_bool(obj, "released"),
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
@@ -129,6 +129,23 @@ def require_version(obj: Mapping[str, Any]) -> None:
     v = obj.get("v")
     if v != VERSION or isinstance(v, bool):
         raise SchemaError(f"unknown record version {v!r}; this engine reads v{VERSION}")
+
+
+def decode_v2(data: bytes | None, what: str,
+              build: Callable[[dict[str, Any]], T]) -> Decoded[T]:
+    """What every v2 record decoder shares: no bytes are ``ABSENT``; bytes that are not a JSON
+    object, another version, or a ``SchemaError`` from ``build`` are ``Unreadable("{what}:
+    ...")``; otherwise ``Found(build(obj), data)``. Never raises into the caller."""
+    if data is None:
+        return ABSENT
+    obj = load_object(data)
+    if isinstance(obj, Unreadable):
+        return obj
+    try:
+        require_version(obj)
+        return Found(build(obj), data)
+    except SchemaError as exc:
+        return Unreadable(f"{what}: {exc}")
 
 
 # --- time -----------------------------------------------------------------------------

@@ -9,19 +9,16 @@ be used; :func:`decode_hint` exists for inspection and the sweep.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from reference_engine.records.decoding import (
-    ABSENT,
     VERSION,
     Decoded,
-    Found,
     SchemaError,
-    Unreadable,
+    decode_v2,
     dump,
     field_num,
     field_str,
-    load_object,
-    require_version,
 )
 
 READY = "ready"  # a wait of the run was settled: the run may be ready to resume
@@ -46,18 +43,12 @@ class Hint:
 
 
 def decode_hint(data: bytes | None) -> Decoded[Hint]:
-    if data is None:
-        return ABSENT
-    obj = load_object(data)
-    if isinstance(obj, Unreadable):
-        return obj
-    try:
-        require_version(obj)
-        kind = field_str(obj, "kind")
-        if kind not in HINT_KINDS:
-            raise SchemaError(f"field 'kind' must be one of {list(HINT_KINDS)}")
-        hint = Hint(kind=kind, run_id=field_str(obj, "runId"), wait_id=field_str(obj, "waitId"),
-                    at=field_num(obj, "at"), reason=field_str(obj, "reason", optional=True))
-    except SchemaError as exc:
-        return Unreadable(f"hint: {exc}")
-    return Found(hint, data)
+    return decode_v2(data, "hint", _hint_from)
+
+
+def _hint_from(obj: dict[str, Any]) -> Hint:
+    kind = field_str(obj, "kind")
+    if kind not in HINT_KINDS:
+        raise SchemaError(f"field 'kind' must be one of {list(HINT_KINDS)}")
+    return Hint(kind=kind, run_id=field_str(obj, "runId"), wait_id=field_str(obj, "waitId"),
+                at=field_num(obj, "at"), reason=field_str(obj, "reason", optional=True))

@@ -6,20 +6,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference_engine.records.decoding import (
-    ABSENT,
     VERSION,
     Decoded,
     Found,
     SchemaError,
     Unreadable,
+    decode_v2,
     dump,
     field_bool,
     field_num,
     field_obj,
     field_opt_str,
     field_str,
-    load_object,
-    require_version,
 )
 
 ACCEPTED = "accepted"
@@ -108,36 +106,34 @@ def decode_outcome(
     data: bytes | None, wait_id: str, run_id: str | None = None
 ) -> Decoded[Outcome]:
     """Decode ``wait-outcomes/<wait_id>``; another wait's or another run's record is unreadable."""
-    if data is None:
-        return ABSENT
-    obj = load_object(data)
-    if isinstance(obj, Unreadable):
-        return obj
-    try:
-        require_version(obj)
-        kind = field_str(obj, "kind")
-        if kind not in OUTCOME_KINDS:
-            raise SchemaError(f"field 'kind' must be one of {list(OUTCOME_KINDS)}")
-        _known_fields(obj, ACCEPTED_FIELDS if kind == ACCEPTED else OUTCOME_FIELDS,
-                      f"a {kind} outcome")
-        receipt = None
-        payload = None
-        if kind == ACCEPTED:
-            receipt = Receipt.from_json(field_obj(obj, "receipt"))
-            if "payload" not in obj:
-                raise SchemaError("an accepted outcome needs field 'payload'")
-            payload = obj["payload"]
-        record = Outcome(
-            kind=kind, wait_id=field_str(obj, "waitId"), run_id=field_str(obj, "runId"),
-            workflow=field_str(obj, "workflow"),
-            fingerprint=field_opt_str(obj, "fingerprint") or "",
-            deadline=field_num(obj, "deadline"), settled_at=field_num(obj, "settledAt"),
-            receipt=receipt, payload=payload,
-        )
-    except SchemaError as exc:
-        return Unreadable(f"outcome {wait_id}: {exc}")
+    decoded = decode_v2(data, f"outcome {wait_id}", _outcome_from)
+    if not isinstance(decoded, Found):
+        return decoded
+    record = decoded.record
     if record.wait_id != wait_id or (record.receipt and record.receipt.wait_id != wait_id):
         return Unreadable(f"outcome under {wait_id} names another wait")
     if run_id is not None and record.run_id != run_id:
         return Unreadable(f"outcome {wait_id} names another run")
-    return Found(record, data)
+    return decoded
+
+
+def _outcome_from(obj: dict[str, Any]) -> Outcome:
+    kind = field_str(obj, "kind")
+    if kind not in OUTCOME_KINDS:
+        raise SchemaError(f"field 'kind' must be one of {list(OUTCOME_KINDS)}")
+    _known_fields(obj, ACCEPTED_FIELDS if kind == ACCEPTED else OUTCOME_FIELDS,
+                  f"a {kind} outcome")
+    receipt = None
+    payload = None
+    if kind == ACCEPTED:
+        receipt = Receipt.from_json(field_obj(obj, "receipt"))
+        if "payload" not in obj:
+            raise SchemaError("an accepted outcome needs field 'payload'")
+        payload = obj["payload"]
+    return Outcome(
+        kind=kind, wait_id=field_str(obj, "waitId"), run_id=field_str(obj, "runId"),
+        workflow=field_str(obj, "workflow"),
+        fingerprint=field_opt_str(obj, "fingerprint") or "",
+        deadline=field_num(obj, "deadline"), settled_at=field_num(obj, "settledAt"),
+        receipt=receipt, payload=payload,
+    )

@@ -8,19 +8,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reference_engine.records.decoding import (
-    ABSENT,
     VERSION,
     Decoded,
     Found,
     SchemaError,
     Unreadable,
+    decode_v2,
     dump,
     field_int,
     field_num,
     field_obj,
     field_str,
-    load_object,
-    require_version,
 )
 
 KIND = "signal"
@@ -58,24 +56,19 @@ def fingerprint(registration_bytes: bytes) -> str:
 
 def decode_registration(data: bytes | None, wait_id: str) -> Decoded[Registration]:
     """Decode ``waits/<wait_id>``; a record naming another wait is unreadable."""
-    if data is None:
-        return ABSENT
-    obj = load_object(data)
-    if isinstance(obj, Unreadable):
-        return obj
-    try:
-        require_version(obj)
-        if obj.get("kind") != KIND:
-            raise SchemaError("field 'kind' must be 'signal'")
-        record = Registration(
-            wait_id=field_str(obj, "waitId"), workflow=field_str(obj, "workflow"),
-            run_id=field_str(obj, "runId"), job=field_str(obj, "job"),
-            step=field_str(obj, "step"), iteration=field_int(obj, "iteration"),
-            attempt=field_int(obj, "attempt"), deadline=field_num(obj, "deadline"),
-            schema=field_obj(obj, "schema"), registered_at=field_num(obj, "registeredAt"),
-        )
-    except SchemaError as exc:
-        return Unreadable(f"registration {wait_id}: {exc}")
-    if record.wait_id != wait_id:
+    decoded = decode_v2(data, f"registration {wait_id}", _registration_from)
+    if isinstance(decoded, Found) and decoded.record.wait_id != wait_id:
         return Unreadable(f"registration under {wait_id} names another wait")
-    return Found(record, data)
+    return decoded
+
+
+def _registration_from(obj: dict[str, Any]) -> Registration:
+    if obj.get("kind") != KIND:
+        raise SchemaError("field 'kind' must be 'signal'")
+    return Registration(
+        wait_id=field_str(obj, "waitId"), workflow=field_str(obj, "workflow"),
+        run_id=field_str(obj, "runId"), job=field_str(obj, "job"),
+        step=field_str(obj, "step"), iteration=field_int(obj, "iteration"),
+        attempt=field_int(obj, "attempt"), deadline=field_num(obj, "deadline"),
+        schema=field_obj(obj, "schema"), registered_at=field_num(obj, "registeredAt"),
+    )
