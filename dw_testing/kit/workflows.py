@@ -51,9 +51,10 @@ def approval_workflow(*, timeout: int = 3600, name: str = "approval",
     return parse_workflow(document)
 
 
-# One wait, then a step that only runs once the wait was answered; for CLI tests.
-GATE_FLOW = """\
-name: gate
+def gate_flow(*, inputs: str | None = None, after_log: str = "approved") -> str:
+    """YAML text for CLI tests: one wait, then a step that only runs once it was answered."""
+    header = "name: gate\n" + (f"inputs: {inputs}\n" if inputs is not None else "")
+    return header + f"""\
 jobs:
   approve:
     steps:
@@ -63,10 +64,13 @@ jobs:
           schema:
             type: object
             required: [approved]
-            properties: {approved: {type: boolean}}
+            properties: {{approved: {{type: boolean}}}}
   after:
     depends_on: [approve]
     steps:
       - name: done
-        log: "approved"
+        log: "{after_log}"
 """
+
+
+GATE_FLOW = gate_flow()

@@ -16,6 +16,7 @@ import pytest
 from answer_helpers import YES, MakeEngine, applied, gate_workflow, snapshot
 from click.testing import CliRunner, Result
 
+from dw_testing.kit.workflows import gate_flow
 from reference_engine.cli.main import dw
 from reference_engine.clock import SystemClock
 from reference_engine.engine import Engine
@@ -23,25 +24,8 @@ from reference_engine.records import keys
 from reference_engine.refusals import Refusal
 from reference_engine.stores.memory import MemoryStore
 
-FLOW = """\
-name: gate
-inputs: {approval: "", env: prod}
-jobs:
-  approve:
-    steps:
-      - name: approval
-        wait_for_signal:
-          timeout: 3600
-          schema:
-            type: object
-            required: [approved]
-            properties: {approved: {type: boolean}}
-  after:
-    depends_on: [approve]
-    steps:
-      - name: done
-        log: "approved ${{ inputs.approval }}"
-"""
+FLOW = gate_flow(inputs='{approval: "", env: prod}',
+                 after_log="approved ${{ inputs.approval }}")
 
 
 def _still_waiting(engine: Engine, store: MemoryStore, run_id: str) -> str:
