@@ -185,3 +185,13 @@ def test_nothing_cites_the_old_design_notes() -> None:
         "cite a clause of docs/contract.md (C-...) or a docs page instead; "
         "python scripts/replace_spec_citations.py rewrites the known forms:\n"
         + "\n".join(found))
+
+
+def test_room_checker_sees_a_room_imported_upwards(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from dw_testing.plugin.session import DwSession\n"
+                      "import dw_testing.kit.gates\n"
+                      "from reference_engine.engine import Engine\n")
+    rooms = _dw_testing_rooms_imported(sample)
+    assert rooms == {"plugin", "kit"}
+    assert rooms - ROOMS_ALLOWED["kit"] - {"kit"} == {"plugin"}, "kit importing plugin must show"
