@@ -102,6 +102,11 @@ class CreateRendezvous:
 
 _request_state = threading.local()
 _gate_installed = False
+# Held from a gated create's passed check to the end of its put_object. The check-then-put
+# race stays open (both creates have passed the check); only the stores run one at a time,
+# because moto closes a replaced object's buffer while the earlier put still reads its ETag
+# (a 500 that the store retries into a lost create, so the race would not always show).
+_store_after_check = threading.Lock()
 
 
 def _install_put_object_gate() -> None:
@@ -126,6 +131,9 @@ def _install_put_object_gate() -> None:
             return original_put(self)
         finally:
             _request_state.in_put_object = False
+            if getattr(_request_state, "holds_store_lock", False):
+                _request_state.holds_store_lock = False
+                _store_after_check.release()
 
     def gated_get_object(
         self: Any, bucket_name: str, key_name: str, *args: Any, **kwargs: Any
@@ -136,6 +144,8 @@ def _install_put_object_gate() -> None:
             _request_state.rendezvous = None
             if found is None:
                 rendezvous.meet((bucket_name, key_name))
+                _store_after_check.acquire()
+                _request_state.holds_store_lock = True
             else:
                 rendezvous.passed()
         return found
