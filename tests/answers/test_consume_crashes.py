@@ -13,6 +13,7 @@ from typing import Any
 import answer_steps
 import pytest
 from answer_helpers import YES, MakeEngine, applied, gate_workflow
+from store_copies import memory_copy
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash, StoreCall
@@ -99,7 +100,7 @@ def test_a_crash_before_the_save_leaves_the_answer_applicable_once(
         elif where == "at_the_outcome_read":
             faulty.crash("get", key=keys.outcome_key(wait_id), point="after_commit")
         else:  # the first store call of any kind after the outcome was read
-            copy = _copy(store)
+            copy = memory_copy(store)
             answer_steps.STORE[:] = [copy]
             dry = FaultyStore(copy)
             make_engine(dry).resume(RUN)
@@ -146,12 +147,3 @@ def test_a_crash_after_the_save_replays_without_a_second_event(
     again = recovery.resume(RUN)  # and again: a no-op
     assert again.status == "succeeded"
     assert len(applied(recovery.show(RUN))) == 1
-
-
-def _copy(store: MemoryStore) -> MemoryStore:
-    fresh = MemoryStore()
-    for key in store.list(""):
-        data = store.get(key)
-        assert data is not None
-        fresh.put(key, data)
-    return fresh

@@ -22,6 +22,7 @@ from typing import Any
 import answer_steps
 import pytest
 from answer_helpers import YES, MakeEngine, applied, gate_workflow, snapshot
+from store_copies import memory_copy
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash
@@ -127,12 +128,12 @@ def test_a_scheduler_killed_at_any_store_call_loses_nothing(clock: FakeClock) ->
     engine = Engine(base, clock, sleeper=clock.advance)
     view = engine.run(gate_workflow(), run_id="served")
     receipt = engine.answer("served", view.waits[0].wait_id, YES).receipt.id
-    counting = FaultyStore(_copy(base))
+    counting = FaultyStore(memory_copy(base))
     assert Engine(counting, FakeClock(clock.now())).serve_once() == ["served"]
     total = counting.call_count
     for n in range(1, total + 1):
         for point in ("before", "after_commit"):
-            store, at = _copy(base), FakeClock(clock.now())
+            store, at = memory_copy(base), FakeClock(clock.now())
             faulty = FaultyStore(store)
             faulty.crash(None, after_calls=n - 1, point=point)
             with pytest.raises(SimulatedCrash):
@@ -149,15 +150,6 @@ def test_a_scheduler_killed_at_any_store_call_loses_nothing(clock: FakeClock) ->
             patient = Engine(store, at, sleeper=at.advance)  # waits out a dead lease
             assert patient.resume("served").status == "succeeded"
             assert store.list(keys.waits_root()) == store.list(keys.outcomes_root()) == []
-
-
-def _copy(store: MemoryStore) -> MemoryStore:
-    fresh = MemoryStore()
-    for key in store.list(""):
-        data = store.get(key)
-        assert data is not None
-        fresh.put(key, data)
-    return fresh
 
 
 # --- processes ----------------------------------------------------------------------------

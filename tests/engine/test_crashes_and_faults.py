@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from engine_helpers import YES, approval_workflow
+from store_copies import memory_copy
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash
@@ -25,15 +26,6 @@ RUN = "crash-run"
 
 def _engine(store: Any, clock: FakeClock) -> Engine:
     return Engine(store, clock, sleeper=clock.advance, lease_ttl_ms=30_000)
-
-
-def _copy(store: MemoryStore) -> MemoryStore:
-    fresh = MemoryStore()
-    for key in store.list(""):
-        data = store.get(key)
-        assert data is not None
-        fresh.put(key, data)
-    return fresh
 
 
 def _count_calls(make_store: Callable[[], MemoryStore], action: Callable[[Engine], Any],
@@ -82,11 +74,11 @@ def _explore(setup: Callable[[FakeClock], MemoryStore], action: Callable[[Engine
              recover: Callable[[MemoryStore, FakeClock], None]) -> int:
     base_clock = FakeClock()
     base = setup(base_clock)
-    total = _count_calls(lambda: _copy(base), action, FakeClock(base_clock.now()))
+    total = _count_calls(lambda: memory_copy(base), action, FakeClock(base_clock.now()))
     for n in range(1, total + 1):
         for point in ("before", "after_commit"):  # the call never lands / lands unseen
             clock = FakeClock(base_clock.now())
-            store = _copy(base)
+            store = memory_copy(base)
             faulty = FaultyStore(store)
             faulty.crash(None, after_calls=n - 1, point=point)
             with pytest.raises(SimulatedCrash):
