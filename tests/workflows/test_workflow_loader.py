@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -13,42 +14,8 @@ from reference_engine.workflows.errors import WorkflowError
 from reference_engine.workflows.loader import load_workflow, parse_workflow, with_inputs
 from reference_engine.workflows.model import WaitSpec
 
-FORMAT_EXAMPLE = """\
-name: approval                  # one path segment
-inputs: {env: prod}
-jobs:
-  build:
-    steps:
-      - name: compile
-        log: "compiling for ${{ inputs.env }}"
-  approve:
-    depends_on: [build]
-    steps:
-      - name: approval
-        wait_for_signal:
-          timeout: 3600
-          schema:
-            type: object
-            required: [approved]
-            properties: {approved: {type: boolean}}
-  checks:
-    depends_on: [build]
-    steps:
-      - name: soak
-        sleep: 2
-  ship:
-    depends_on: [approve, checks]
-    when: "steps.approval.outputs.payload.approved"
-    steps:
-      - name: deploy
-        shell: "echo deploying"
-  rollback:
-    depends_on: [approve]
-    when: "failed('approve')"
-    steps:
-      - name: notify
-        log: "approval did not arrive"
-"""
+# The example ``dw demo`` runs and prints: what users copy is what must load.
+PACKAGED_EXAMPLE = resources.files("reference_engine").joinpath("examples", "approval.yaml")
 
 
 def minimal(**overrides: Any) -> dict[str, Any]:
@@ -68,15 +35,23 @@ def refusal(doc: Any) -> str:
     return str(info.value)
 
 
-@pytest.fixture
-def spec_file(tmp_path: Path) -> Path:
-    path = tmp_path / "approval.yaml"
-    path.write_text(FORMAT_EXAMPLE)
+def written(tmp_path: Path, text: str | bytes, name: str = "w.yaml") -> Path:
+    """``text`` (bytes as they are) in a file ``name`` under ``tmp_path``."""
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
     return path
 
 
-def test_the_spec_example_loads_with_its_levels(spec_file: Path) -> None:
-    workflow = load_workflow(spec_file)
+@pytest.fixture
+def example_file(tmp_path: Path) -> Path:
+    return written(tmp_path, PACKAGED_EXAMPLE.read_text(encoding="utf-8"), "approval.yaml")
+
+
+def test_the_packaged_example_loads_with_its_levels(example_file: Path) -> None:
+    workflow = load_workflow(example_file)
     assert workflow.name == "approval"
     assert workflow.inputs == {"env": "prod"}
     assert workflow.levels() == [["build"], ["approve", "checks"], ["rollback", "ship"]]
@@ -86,13 +61,13 @@ def test_the_spec_example_loads_with_its_levels(spec_file: Path) -> None:
     assert wait.value == WaitSpec(timeout=3600.0, schema={
         "type": "object", "required": ["approved"],
         "properties": {"approved": {"type": "boolean"}}})
-    assert workflow.step("soak").value == 2.0
+    assert workflow.step("soak").value == 0.2
     assert workflow.jobs["ship"].depends_on == ("approve", "checks")
     assert workflow.jobs["rollback"].when == "failed('approve')"
 
 
-def test_source_is_plain_json_and_rebuilds_an_equal_workflow(spec_file: Path) -> None:
-    workflow = load_workflow(spec_file)
+def test_source_is_plain_json_and_rebuilds_an_equal_workflow(example_file: Path) -> None:
+    workflow = load_workflow(example_file)
     snapshot = json.loads(json.dumps(workflow.source))
     assert snapshot == workflow.source
     assert parse_workflow(snapshot) == workflow
@@ -121,10 +96,8 @@ def test_with_inputs_refuses_an_undeclared_input_naming_the_declared_ones() -> N
 
 
 def test_empty_inputs_and_depends_on_read_as_none(tmp_path: Path) -> None:
-    path = tmp_path / "w.yaml"
-    path.write_text("name: w\ninputs:\njobs:\n  a:\n    depends_on:\n"
-                    "    steps: [{name: s, log: x}]\n")
-    workflow = load_workflow(path)
+    workflow = load_workflow(written(tmp_path, "name: w\ninputs:\njobs:\n  a:\n    depends_on:\n"
+                                               "    steps: [{name: s, log: x}]\n"))
     assert workflow.inputs == {} and workflow.jobs["a"].depends_on == ()
     assert with_inputs(workflow, {}) is workflow
     assert parse_workflow(workflow.source) == workflow
@@ -287,11 +260,7 @@ def test_the_first_bad_step_is_named_even_deep_in_a_valid_workflow() -> None:
 
 
 def load_text(tmp_path: Path, text: str | bytes) -> str:
-    path = tmp_path / "w.yaml"
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
+    path = written(tmp_path, text)
     with pytest.raises(WorkflowError) as info:
         load_workflow(path)
     message = str(info.value)
@@ -311,11 +280,9 @@ def test_duplicate_keys_inside_a_step_are_refused(tmp_path: Path) -> None:
 
 
 def test_merge_keys_may_be_overridden(tmp_path: Path) -> None:
-    path = tmp_path / "w.yaml"
-    path.write_text("name: w\njobs:\n  a:\n    steps:\n"
-                    "      - &s {name: s, log: x}\n"
-                    "      - <<: *s\n        name: t\n")
-    workflow = load_workflow(path)
+    workflow = load_workflow(written(tmp_path, "name: w\njobs:\n  a:\n    steps:\n"
+                                               "      - &s {name: s, log: x}\n"
+                                               "      - <<: *s\n        name: t\n"))
     assert [s.name for s in workflow.jobs["a"].steps] == ["s", "t"]
 
 
@@ -348,6 +315,5 @@ def test_an_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
 
 
 def test_a_bom_is_accepted(tmp_path: Path) -> None:
-    path = tmp_path / "w.yaml"
-    path.write_bytes(b"\xef\xbb\xbfname: w\njobs: {a: {steps: [{name: s, log: x}]}}\n")
-    assert load_workflow(path).name == "w"
+    bom = b"\xef\xbb\xbfname: w\njobs: {a: {steps: [{name: s, log: x}]}}\n"
+    assert load_workflow(written(tmp_path, bom)).name == "w"
