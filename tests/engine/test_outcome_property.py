@@ -7,6 +7,8 @@ record, and a bad payload is never stored.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine_helpers import YES, approval_workflow
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,31 +20,33 @@ from reference_engine.records import keys
 from reference_engine.refusals import Refusal
 from reference_engine.stores.memory import MemoryStore
 
-ACTIONS = ("signal", "bad_signal", "advance", "look", "cancel", "resume", "answer")
 BAD = '{"approved": "maybe-SECRETVALUE"}'
+
+
+Act = Callable[[Engine, FakeClock, str, str], object]
+# What each action does to the run ``run_id`` and its wait ``wait_id``. A signal or an
+# answer that returns was told it won: it gives its receipt id, the only ``str`` result.
+ACTS: dict[str, Act] = {
+    "signal": lambda engine, _clock, _run_id, wait_id: engine.signal(wait_id, YES).receipt.id,
+    "answer": lambda engine, _clock, run_id, wait_id: engine.answer(
+        run_id, wait_id, YES).receipt.id,
+    "bad_signal": lambda engine, _clock, _run_id, wait_id: engine.signal(wait_id, BAD),
+    "advance": lambda _engine, clock, _run_id, _wait_id: clock.advance(40),
+    "look": lambda engine, _clock, _run_id, _wait_id: engine.open_waits(),
+    "cancel": lambda engine, _clock, run_id, _wait_id: engine.cancel(run_id),
+    "resume": lambda engine, _clock, run_id, _wait_id: engine.resume(run_id),
+}
+ACTIONS = tuple(ACTS)
 
 
 def _apply(engine: Engine, clock: FakeClock, action: str, run_id: str,
            wait_id: str) -> str | None:
     """Run one action; returns a receipt id when a delivery was told it won."""
     try:
-        if action == "signal":
-            return engine.signal(wait_id, YES).receipt.id
-        if action == "answer":
-            return engine.answer(run_id, wait_id, YES).receipt.id
-        if action == "bad_signal":
-            engine.signal(wait_id, BAD)
-        elif action == "advance":
-            clock.advance(40)
-        elif action == "look":
-            engine.open_waits()
-        elif action == "cancel":
-            engine.cancel(run_id)
-        elif action == "resume":
-            engine.resume(run_id)
+        done = ACTS[action](engine, clock, run_id, wait_id)
     except Refusal:
-        pass
-    return None
+        return None
+    return done if isinstance(done, str) else None
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
