@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import json_strategies
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from reference_engine.payloads import (
     MAX_DEPTH,
@@ -165,16 +165,11 @@ def test_a_schema_outside_the_subset_is_not_a_payload_error() -> None:
 JSON_ATOMS = ["{", "}", "[", "]", ",", ":", '"a"', '"__proto__"', "1", "-0.5e3", "1e999",
               "NaN", "Infinity", "true", "null", " ", '"\\u0000"', '"\\ud800"', "\\", '"']
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=10),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
-                                                                max_size=4),
-    max_leaves=25)
+json_values = json_strategies.json_values(text=10, keys=6, width=4, leaves=25, infinity=False)
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(JSON_ATOMS), max_size=30).map("".join) | st.text(max_size=50))
+@given(json_strategies.atoms_or_text(JSON_ATOMS, most_atoms=30, most_chars=50))
 def test_parse_payload_never_raises_anything_but_payload_error(text: str) -> None:
     try:
         parse_payload(text)

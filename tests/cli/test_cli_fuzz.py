@@ -6,6 +6,7 @@ import json
 import uuid
 from pathlib import Path
 
+import json_strategies
 import pytest
 from cli_helpers import WAIT_FLOW, Invoke
 from hypothesis import HealthCheck, given, settings
@@ -23,12 +24,7 @@ key_text = st.one_of(
     st.lists(st.sampled_from(["a", "b", "..", ".", "", "runs", "\\", "\x00", "é", "x" * 201]),
              min_size=1, max_size=5).map("/".join),
 )
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner,
-                                                                  max_size=4),
-    max_leaves=20,
-)
+json_values = json_strategies.json_values(text=20, keys=10, width=4, leaves=20)
 payload_text = st.one_of(st.text(max_size=60), json_values.map(json.dumps),
                          st.builds(lambda v: json.dumps({"approved": v}), json_values))
 

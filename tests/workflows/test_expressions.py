@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import json_strategies
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -176,15 +177,11 @@ ATOMS = ["inputs", "steps", "jobs", "item", ".", "[", "]", "(", ")", "==", "!=",
          "not", "true", "false", "null", "'x'", '"y"', "0", "-1", "2.5", "failed", "succeeded",
          "a", "b-c", " ", "'", "\\", "[0]", "['s[0]']", "1e5", "é", "\x00"]
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
-                                                                max_size=3),
-    max_leaves=10)
+json_values = json_strategies.json_values(text=5, keys=3, width=3, leaves=10)
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(ATOMS), max_size=14).map("".join) | st.text(max_size=40))
+@given(json_strategies.atoms_or_text(ATOMS, most_atoms=14, most_chars=40))
 def test_compile_never_raises_anything_but_expression_error(text: str) -> None:
     try:
         expr = compile_expression(text)
