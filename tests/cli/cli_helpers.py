@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from click.testing import Result
@@ -19,6 +20,21 @@ def assert_clean(result: Result) -> None:
     if result.exception is not None:
         assert isinstance(result.exception, SystemExit), repr(result.exception)
     assert result.exit_code in CLEAN_EXIT_CODES, result.exit_code
+
+
+def refusal_of(result: Result) -> str | None:
+    """The refusal a ``--json`` command printed on stdout; it must have exited 1 (refused)."""
+    assert result.exit_code == 1, result.output
+    refusal: str | None = json.loads(result.stdout)["error"]["refusal"]
+    return refusal
+
+
+def one_line_error(result: Result) -> str:
+    """The message of a command that failed (exit 1) with exactly one line on stderr."""
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
 
 
 WAIT_FLOW = GATE_FLOW

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import PLAIN_FLOW, WAIT_FLOW, Invoke
+from cli_helpers import PLAIN_FLOW, WAIT_FLOW, Invoke, one_line_error, refusal_of
 
 from dw_testing.kit.clock import FakeClock
 
@@ -95,15 +95,13 @@ def test_a_second_signal_is_refused_as_json_on_stdout(dw: Invoke, flow: Path) ->
     _, wait_id = suspended_run(dw, flow)
     assert dw("signal", wait_id, "--payload", APPROVE).exit_code == 0
     again = dw("signal", wait_id, "--payload", APPROVE, "--json")
-    assert again.exit_code == 1
-    assert json.loads(again.stdout)["error"]["refusal"] == "already_settled"
+    assert refusal_of(again) == "already_settled"
 
 
 def test_resume_before_any_signal_is_open_wait(dw: Invoke, flow: Path) -> None:
     run_id, _ = suspended_run(dw, flow)
     result = dw("resume", run_id, "--json")
-    assert result.exit_code == 1
-    assert json.loads(result.stdout)["error"]["refusal"] == "open_wait"
+    assert refusal_of(result) == "open_wait"
 
 
 def test_invalid_payload_names_the_path_never_the_value(dw: Invoke, flow: Path) -> None:
@@ -124,8 +122,7 @@ def test_bad_payloads_are_refused_and_the_wait_stays_open(dw: Invoke, flow: Path
                                                          text: str) -> None:
     _, wait_id = suspended_run(dw, flow)
     result = dw("signal", wait_id, "--payload", text, "--json")
-    assert result.exit_code == 1
-    assert json.loads(result.stdout)["error"]["refusal"] == "invalid_payload"
+    assert refusal_of(result) == "invalid_payload"
     assert dw("signal", wait_id, "--payload", APPROVE).exit_code == 0
 
 
@@ -133,8 +130,7 @@ def test_secrets_are_refused_without_echo_unless_bypassed(dw: Invoke, flow: Path
     _, wait_id = suspended_run(dw, flow)
     secret = '{"approved": true, "note": "AKIAIOSFODNN7EXAMPLE"}'
     refused = dw("signal", wait_id, "--payload", secret, "--json")
-    assert refused.exit_code == 1
-    assert json.loads(refused.stdout)["error"]["refusal"] == "secret_detected"
+    assert refusal_of(refused) == "secret_detected"
     assert "AKIAIOSFODNN7EXAMPLE" not in refused.output
     bypassed = dw("signal", wait_id, "--payload", secret, "--no-secret-detection")
     assert bypassed.exit_code == 0
@@ -149,13 +145,12 @@ def test_answer_names_the_run_and_refuses_the_wrong_one(dw: Invoke, flow: Path) 
     run_a, wait_a = suspended_run(dw, flow)
     run_b, _ = suspended_run(dw, flow)
     wrong = dw("answer", run_b, wait_a, APPROVE, "--json")
-    assert wrong.exit_code == 1
-    assert json.loads(wrong.stdout)["error"]["refusal"] in {"wrong_run", "not_waiting_here"}
+    assert refusal_of(wrong) in {"wrong_run", "not_waiting_here"}
     right = dw("answer", run_a, wait_a, APPROVE, "--json")
     assert right.exit_code == 0
     assert json.loads(right.stdout)["runId"] == run_a
     missing = dw("answer", "00000000-0000-0000-0000-000000000000", wait_a, APPROVE, "--json")
-    assert json.loads(missing.stdout)["error"]["refusal"] == "run_not_found"
+    assert refusal_of(missing) == "run_not_found"
 
 
 def test_an_expired_wait_says_so_and_resume_takes_the_failure_branch(
@@ -163,8 +158,7 @@ def test_an_expired_wait_says_so_and_resume_takes_the_failure_branch(
     run_id, wait_id = suspended_run(dw, flow)
     clock.advance(3601)
     result = dw("signal", wait_id, "--payload", APPROVE, "--json")
-    assert result.exit_code == 1
-    assert json.loads(result.stdout)["error"]["refusal"] == "expired"
+    assert refusal_of(result) == "expired"
     assert json.loads(dw("resume", run_id, "--json").stdout)["status"] == "failed"
 
 
@@ -212,8 +206,7 @@ def test_runs_filters_by_status_and_workflow(dw: Invoke, flow: Path) -> None:
 def test_a_reused_run_id_is_refused(dw: Invoke, flow: Path) -> None:
     assert dw("run", str(flow), "--run-id", "fixed-id").exit_code == 3
     again = dw("run", str(flow), "--run-id", "fixed-id", "--json")
-    assert again.exit_code == 1
-    assert json.loads(again.stdout)["error"]["refusal"] == "run_exists"
+    assert refusal_of(again) == "run_exists"
 
 
 def test_cancel_then_delete(dw: Invoke, flow: Path) -> None:
@@ -222,17 +215,15 @@ def test_cancel_then_delete(dw: Invoke, flow: Path) -> None:
     assert cancelled.exit_code == 0
     assert json.loads(cancelled.stdout)["status"] == "cancelled"
     late = dw("signal", wait_id, "--payload", APPROVE, "--json")
-    assert json.loads(late.stdout)["error"]["refusal"] == "closed"
+    assert refusal_of(late) == "closed"
     assert dw("delete", run_id).exit_code == 0
     gone = dw("show", run_id, "--json")
-    assert gone.exit_code == 1
-    assert json.loads(gone.stdout)["error"]["refusal"] == "run_not_found"
+    assert refusal_of(gone) == "run_not_found"
 
 
 def test_unknown_wait_id_is_refused(dw: Invoke) -> None:
     result = dw("signal", "not-a-wait", "--payload", APPROVE, "--json")
-    assert result.exit_code == 1
-    assert json.loads(result.stdout)["error"]["refusal"] == "unknown"
+    assert refusal_of(result) == "unknown"
 
 
 def test_serve_once_resumes_runs_whose_waits_are_settled(dw: Invoke, flow: Path) -> None:
@@ -253,8 +244,7 @@ def test_sweep_reports_counts(dw: Invoke) -> None:
 
 def test_a_store_without_create_refuses_waiting_workflows(invoke: Invoke, flow: Path) -> None:
     result = invoke(["run", str(flow), "--store", "cli_helpers:no_create_store", "--json"])
-    assert result.exit_code == 1
-    assert json.loads(result.stdout)["error"]["refusal"] == "unsupported"
+    assert refusal_of(result) == "unsupported"
 
 
 BAD_FLOWS = [
@@ -271,9 +261,7 @@ def test_bad_workflow_files_are_one_line(dw: Invoke, tmp_path: Path, text: str) 
     path = tmp_path / "bad.yaml"
     path.write_text(text, encoding="utf-8", errors="surrogateescape")
     result = dw("run", str(path))
-    assert result.exit_code == 1
-    assert "invalid workflow" in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+    assert "invalid workflow" in one_line_error(result)
 
 
 def test_an_unreadable_workflow_path_is_one_line(dw: Invoke, tmp_path: Path) -> None:

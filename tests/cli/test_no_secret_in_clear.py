@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import Invoke
+from cli_helpers import Invoke, refusal_of
 
 from reference_engine.stores.registry import open_store
 
@@ -72,8 +72,7 @@ def test_planted_secrets_reach_no_store_file_and_no_printed_line(
     for given in (f"note={GH_TOKEN}", f"api_token={CREDENTIAL}", f"note={AWS_KEY}"):
         refused = invoke(["run", str(flow), "--input", given, "--store", uri, "--json"])
         printed.append(refused.stdout + refused.stderr)
-        assert refused.exit_code == 1
-        assert json.loads(refused.stdout)["error"]["refusal"] == "secret_detected"
+        assert refusal_of(refused) == "secret_detected"
     # Produced by steps: redacted in the output, the log line and the store.
     suspended = invoke(["run", str(flow), "--store", uri, "--json"])
     printed.append(suspended.stdout + suspended.stderr)
@@ -84,11 +83,11 @@ def test_planted_secrets_reach_no_store_file_and_no_printed_line(
         refused = invoke(["signal", wait_id, "--payload", "{}", "--submitted-by", submitter,
                           "--store", uri, "--json"])
         printed.append(refused.stdout + refused.stderr)
-        assert json.loads(refused.stdout)["error"]["refusal"] == "invalid_submitter"
+        assert refusal_of(refused) == "invalid_submitter"
     leaking = json.dumps({"note": f"use {GH_TOKEN}"})
     refused = invoke(["signal", wait_id, "--payload", leaking, "--store", uri, "--json"])
     printed.append(refused.stdout + refused.stderr)
-    assert json.loads(refused.stdout)["error"]["refusal"] == "secret_detected"
+    assert refusal_of(refused) == "secret_detected"
     dw("signal", wait_id, "--payload", "{}", "--submitted-by", "alice", "--json")
     dw("resume", run_id)
     shown = invoke(["show", run_id, "--store", uri, "--json"])
