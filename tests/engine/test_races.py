@@ -7,6 +7,7 @@ nothing sleeps (docs/reference/kit.md).
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from engine_helpers import YES, MakeEngine, approval_workflow
 
 from dw_testing.kit.clock import FakeClock
-from dw_testing.kit.gates import GatedStore
+from dw_testing.kit.gates import Gate, GatedStore, Spawned
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.outcome import decode_outcome
@@ -72,44 +73,58 @@ def test_signal_from_a_second_handle_is_applied(tmp_path: Path, make_engine: Mak
     assert first.show(view.run_id)["steps"]["deploy"]["status"] == "succeeded"
 
 
-def test_signal_created_first_beats_a_later_timeout(
-    store: MemoryStore, clock: FakeClock, make_engine: MakeEngine
-) -> None:
+@dataclass(frozen=True)
+class HeldSignal:
+    """A second handle's signal held at its outcome create while the timeout passed."""
+
+    engine: Engine
+    run_id: str
+    wait_id: str
+    gate: Gate
+    signal: Spawned[Any]
+
+
+def _signal_held_past_the_timeout(store: MemoryStore, clock: FakeClock,
+                                  make_engine: MakeEngine, point: str) -> HeldSignal:
+    """A run waits (60 s timeout); a signal from a second handle reaches ``point`` of its
+    outcome create and is held there while the clock moves 120 s on."""
     engine = make_engine(store)
     view = engine.run(approval_workflow(timeout=60))
     wait_id = view.waits[0].wait_id
     gated = GatedStore(store)
-    gate = gated.pause("put_if_absent", point="after_commit", key=OUTCOMES)
+    gate = gated.pause("put_if_absent", point=point, key=OUTCOMES)
     signal = gated.spawn(lambda: make_engine(gated).signal(wait_id, YES))
     gate.wait_reached()
     clock.advance(120)
+    return HeldSignal(engine, view.run_id, wait_id, gate, signal)
+
+
+def test_signal_created_first_beats_a_later_timeout(
+    store: MemoryStore, clock: FakeClock, make_engine: MakeEngine
+) -> None:
+    held = _signal_held_past_the_timeout(store, clock, make_engine, "after_commit")
+    engine = held.engine
     assert [w.expired for w in engine.open_waits()] == []  # the signal's create is stored
-    gate.release()
-    assert signal.result().wait_id == wait_id
-    assert _outcome_kind(store, wait_id) == "accepted"
-    assert engine.resume(view.run_id).status == "succeeded"
+    held.gate.release()
+    assert held.signal.result().wait_id == held.wait_id
+    assert _outcome_kind(store, held.wait_id) == "accepted"
+    assert engine.resume(held.run_id).status == "succeeded"
 
 
 def test_timeout_created_first_beats_a_parked_signal(
     store: MemoryStore, clock: FakeClock, make_engine: MakeEngine
 ) -> None:
-    engine = make_engine(store)
-    view = engine.run(approval_workflow(timeout=60))
-    wait_id = view.waits[0].wait_id
-    gated = GatedStore(store)
-    gate = gated.pause("put_if_absent", point="before", key=OUTCOMES)
-    signal = gated.spawn(lambda: make_engine(gated).signal(wait_id, YES))
-    gate.wait_reached()
-    clock.advance(120)
+    held = _signal_held_past_the_timeout(store, clock, make_engine, "before")
+    engine = held.engine
     [overdue] = engine.open_waits()
     assert overdue.expired
-    gate.release()
+    held.gate.release()
     with pytest.raises(Refusal) as refused:
-        signal.result()
+        held.signal.result()
     assert refused.value.kind == "expired"  # answered from the stored timeout
-    assert _outcome_kind(store, wait_id) == "timed_out"
-    engine.resume(view.run_id)
-    assert engine.show(view.run_id)["steps"]["approval"]["error"] == "wait_timeout"
+    assert _outcome_kind(store, held.wait_id) == "timed_out"
+    engine.resume(held.run_id)
+    assert engine.show(held.run_id)["steps"]["approval"]["error"] == "wait_timeout"
 
 
 def test_signal_that_won_before_a_cancel_keeps_its_receipt(engine: Engine,
@@ -135,40 +150,30 @@ def test_cancel_first_then_signal_is_closed(engine: Engine) -> None:
     assert engine.cancel(view.run_id).status == "cancelled"  # idempotent
 
 
-def test_signal_winning_while_the_run_ends_answers_closed_and_leaves_nothing(
-    store: MemoryStore, make_engine: MakeEngine
+@pytest.mark.parametrize(("point", "kept"), [
+    ("after_commit", {"approved": True}),  # the signal's create landed: the cancel keeps it
+    ("before", None),  # the signal passed its checks; its create never lands
+], ids=["signal_created_then_the_run_ended", "run_ended_between_checks_and_create"])
+def test_a_cancel_inside_a_signals_create_answers_closed_and_leaves_nothing(
+    store: MemoryStore, make_engine: MakeEngine, point: str, kept: Any
 ) -> None:
-    """The signal's create commits; the cancel runs the whole lifetime; the signal re-reads."""
+    """At ``point`` of the signal's outcome create the cancel runs the whole lifetime; the
+    signal re-reads and is refused ``closed``."""
     engine = make_engine(store)
     view = engine.run(approval_workflow())
-    wait_id = view.waits[0].wait_id
     gated = GatedStore(store)
-    hook = gated.at("put_if_absent", point="after_commit", key=OUTCOMES,
+    hook = gated.at("put_if_absent", point=point, key=OUTCOMES,
                     do=lambda: engine.cancel(view.run_id))
     with pytest.raises(Refusal) as refused:
-        make_engine(gated).signal(wait_id, YES)
+        make_engine(gated).signal(view.waits[0].wait_id, YES)
     assert refused.value.kind == "closed"
     assert hook.result() is not None
     assert store.list(keys.waits_root()) == store.list(keys.outcomes_root()) == []
     shown = engine.show(view.run_id)
     assert shown["status"] == "cancelled"
-    assert shown["steps"]["approval"]["output"]["payload"] == {"approved": True}
-
-
-def test_cancel_between_a_signals_checks_and_its_create_leaves_nothing(
-    store: MemoryStore, make_engine: MakeEngine
-) -> None:
-    engine = make_engine(store)
-    view = engine.run(approval_workflow())
-    wait_id = view.waits[0].wait_id
-    gated = GatedStore(store)
-    gated.at("put_if_absent", point="before", key=OUTCOMES,
-             do=lambda: engine.cancel(view.run_id))
-    with pytest.raises(Refusal) as refused:
-        make_engine(gated).signal(wait_id, YES)
-    assert refused.value.kind == "closed"
-    assert store.list(keys.waits_root()) == store.list(keys.outcomes_root()) == []
-    assert engine.show(view.run_id)["steps"]["approval"]["error"] == "cancelled"
+    approval = shown["steps"]["approval"]
+    assert approval["error"] == "cancelled"
+    assert (approval["output"]["payload"] if approval["output"] else None) == kept
 
 
 def test_a_signal_in_the_window_between_register_and_waiting_save_is_not_lost(
