@@ -8,6 +8,7 @@ engine on the same records then resumes, taking over the dead claim on the fake 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import answer_steps
@@ -15,7 +16,6 @@ import pytest
 from answer_helpers import YES, MakeEngine, applied, gate_workflow
 from store_copies import memory_copy
 
-from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash, StoreCall
 from reference_engine.engine import Engine
 from reference_engine.records import keys
@@ -27,13 +27,27 @@ from reference_engine.stores.memory import MemoryStore
 RUN = "consume"
 
 
-def _answered(engine: Engine, store: MemoryStore) -> tuple[str, str, int]:
-    """A suspended run with an accepted answer: (wait id, receipt id, suspended revision)."""
+@dataclass(frozen=True)
+class Answered:
+    """A suspended run whose wait holds an accepted answer."""
+
+    wait_id: str
+    receipt: str
+    suspended_at: int  # the revision the run was suspended at
+
+    @property
+    def consume_key(self) -> str:
+        """Where the resume saves the consume: the revision after the suspended one."""
+        return keys.revision_key(RUN, self.suspended_at + 1)
+
+
+@pytest.fixture
+def answered(engine: Engine, store: MemoryStore) -> Answered:
     answer_steps.STORE[:] = [store]
     view = engine.run(gate_workflow(), run_id=RUN)
     wait_id = view.waits[0].wait_id
     receipt = engine.answer(RUN, wait_id, YES).receipt.id
-    return wait_id, receipt, newest_revision(store, RUN).n
+    return Answered(wait_id, receipt, newest_revision(store, RUN).n)
 
 
 def _revision(store: MemoryStore, n: int) -> Any:
@@ -43,9 +57,9 @@ def _revision(store: MemoryStore, n: int) -> Any:
 
 
 def test_the_consume_is_one_revision_saved_before_any_later_step(
-    engine: Engine, store: MemoryStore
+    engine: Engine, store: MemoryStore, answered: Answered
 ) -> None:
-    wait_id, receipt, suspended_at = _answered(engine, store)
+    wait_id, receipt, suspended_at = answered.wait_id, answered.receipt, answered.suspended_at
     assert engine.resume(RUN).status == "succeeded"
     before, consume = _revision(store, suspended_at), _revision(store, suspended_at + 1)
     step = consume.steps["approval"]
@@ -63,14 +77,34 @@ def test_the_consume_is_one_revision_saved_before_any_later_step(
     assert len(applied(engine.show(RUN))) == 1
 
 
-def _crash_and_recover(store: MemoryStore, clock: FakeClock, make_engine: MakeEngine,
-                       arm: Any) -> tuple[FaultyStore, Engine]:
+def _crash_the_resume(where: str, store: MemoryStore, make_engine: MakeEngine,
+                      answered: Answered) -> Engine:
+    """Resume on a handle that crashes ``where``; a fresh engine (a new process) on the
+    same records, to recover with."""
     faulty = FaultyStore(store)
-    arm(faulty)
+    outcome_key = keys.outcome_key(answered.wait_id)
+    if where == "before_the_consume_save":
+        faulty.crash("put_if_absent", key=answered.consume_key, point="before")
+    elif where == "at_the_outcome_read":
+        faulty.crash("get", key=outcome_key, point="after_commit")
+    elif where == "right_after_the_outcome_read":  # the next store call, of any kind
+        copy = memory_copy(store)
+        answer_steps.STORE[:] = [copy]
+        dry = FaultyStore(copy)
+        make_engine(dry).resume(RUN)
+        answer_steps.reset()
+        answer_steps.STORE[:] = [store]
+        read = dry.calls.index(StoreCall("get", outcome_key))
+        faulty.crash(None, after_calls=read + 1, point="before")
+    elif where == "the_consume_create_lands_unseen":
+        faulty.crash("put_if_absent", key=answered.consume_key, point="after_commit")
+    else:  # the run finished; its holder dies on the release of the claim
+        assert where == "before_the_claim_is_released", where
+        faulty.crash("put", key=f"{keys.claims_prefix(RUN)}/*", after_calls=0, point="before")
     with pytest.raises(SimulatedCrash):
         make_engine(faulty).resume(RUN)
     assert faulty.crashed
-    return faulty, make_engine(store)  # a new process on the same records
+    return make_engine(store)
 
 
 def _assert_applied_once(engine: Engine, store: MemoryStore, receipt: str) -> None:
@@ -88,62 +122,32 @@ def _assert_applied_once(engine: Engine, store: MemoryStore, receipt: str) -> No
 @pytest.mark.parametrize("where", ["before_the_consume_save", "at_the_outcome_read",
                                    "right_after_the_outcome_read"])
 def test_a_crash_before_the_save_leaves_the_answer_applicable_once(
-    store: MemoryStore, clock: FakeClock, make_engine: MakeEngine, where: str
+    store: MemoryStore, make_engine: MakeEngine, answered: Answered, where: str
 ) -> None:
-    engine = make_engine(store)
-    wait_id, receipt, suspended_at = _answered(engine, store)
-    consume_key = keys.revision_key(RUN, suspended_at + 1)
-
-    def arm(faulty: FaultyStore) -> None:
-        if where == "before_the_consume_save":
-            faulty.crash("put_if_absent", key=consume_key, point="before")
-        elif where == "at_the_outcome_read":
-            faulty.crash("get", key=keys.outcome_key(wait_id), point="after_commit")
-        else:  # the first store call of any kind after the outcome was read
-            copy = memory_copy(store)
-            answer_steps.STORE[:] = [copy]
-            dry = FaultyStore(copy)
-            make_engine(dry).resume(RUN)
-            answer_steps.reset()
-            answer_steps.STORE[:] = [store]
-            read = dry.calls.index(StoreCall("get", keys.outcome_key(wait_id)))
-            faulty.crash(None, after_calls=read + 1, point="before")
-
-    _faulty, recovery = _crash_and_recover(store, clock, make_engine, arm)
+    recovery = _crash_the_resume(where, store, make_engine, answered)
     # Nothing of the consume landed: the answer is still pending and applicable.
-    assert store.get(consume_key) is None
-    assert newest_revision(store, RUN).n == suspended_at
-    assert store.get(keys.outcome_key(wait_id)) is not None
+    assert store.get(answered.consume_key) is None
+    assert newest_revision(store, RUN).n == answered.suspended_at
+    assert store.get(keys.outcome_key(answered.wait_id)) is not None
     assert answer_steps.SEEN == []  # the value reached no step
     assert recovery.resume(RUN).status == "succeeded"
-    _assert_applied_once(recovery, store, receipt)
+    _assert_applied_once(recovery, store, answered.receipt)
     assert len(answer_steps.SEEN) == 1
 
 
 @pytest.mark.parametrize("where", ["the_consume_create_lands_unseen",
                                    "before_the_claim_is_released"])
 def test_a_crash_after_the_save_replays_without_a_second_event(
-    store: MemoryStore, clock: FakeClock, make_engine: MakeEngine, where: str
+    store: MemoryStore, make_engine: MakeEngine, answered: Answered, where: str
 ) -> None:
-    engine = make_engine(store)
-    _wait_id, receipt, suspended_at = _answered(engine, store)
-    consume_key = keys.revision_key(RUN, suspended_at + 1)
-
-    def arm(faulty: FaultyStore) -> None:
-        if where == "the_consume_create_lands_unseen":
-            faulty.crash("put_if_absent", key=consume_key, point="after_commit")
-        else:  # the run finished; its holder dies on the release of the claim
-            faulty.crash("put", key=f"{keys.claims_prefix(RUN)}/*", after_calls=0,
-                         point="before")
-
-    _faulty, recovery = _crash_and_recover(store, clock, make_engine, arm)
-    assert store.get(consume_key) is not None
-    consumed = _revision(store, suspended_at + 1)
+    recovery = _crash_the_resume(where, store, make_engine, answered)
+    assert store.get(answered.consume_key) is not None
+    consumed = _revision(store, answered.suspended_at + 1)
     assert [e["receiptId"] for e in consumed.journal if e["type"] == "answer_applied"] \
-        == [receipt]
+        == [answered.receipt]
     view = recovery.resume(RUN)  # replays from the record; takes over the dead claim
     assert view.status == "succeeded" and view.waits == ()
-    _assert_applied_once(recovery, store, receipt)
+    _assert_applied_once(recovery, store, answered.receipt)
     again = recovery.resume(RUN)  # and again: a no-op
     assert again.status == "succeeded"
     assert len(applied(recovery.show(RUN))) == 1
