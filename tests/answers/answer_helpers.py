@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+import answer_steps
 
 from dw_testing.kit.doubles import NoCreateStore
 from reference_engine.engine import Engine
+from reference_engine.records import keys
+from reference_engine.records.run_store import newest_revision
 from reference_engine.workflows.loader import parse_workflow
 from reference_engine.workflows.model import Workflow
 
@@ -52,6 +57,30 @@ def two_wait_workflow() -> Workflow:
                 "name": "confirmation", "wait_for_signal": {"timeout": 3600, "schema": SCHEMA}}]},
         },
     })
+
+
+@dataclass(frozen=True)
+class AnsweredRun:
+    """A suspended gate run whose one wait holds an accepted answer."""
+
+    run_id: str
+    wait_id: str
+    receipt: str
+    suspended_at: int  # the revision the run was suspended at
+
+    @property
+    def consume_key(self) -> str:
+        """Where its resume saves the consume: the revision after the suspended one."""
+        return keys.revision_key(self.run_id, self.suspended_at + 1)
+
+
+def answered_run(engine: Engine, store: Any, run_id: str) -> AnsweredRun:
+    """Run the gate workflow as ``run_id`` and answer its wait yes; the python steps of a
+    later resume read ``store``."""
+    answer_steps.STORE[:] = [store]
+    wait_id = engine.run(gate_workflow(), run_id=run_id).waits[0].wait_id
+    receipt = engine.answer(run_id, wait_id, YES).receipt.id
+    return AnsweredRun(run_id, wait_id, receipt, newest_revision(store, run_id).n)
 
 
 def snapshot(store: Any) -> dict[str, bytes]:

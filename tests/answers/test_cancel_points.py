@@ -14,34 +14,30 @@ from typing import Any
 
 import answer_steps
 import pytest
-from answer_helpers import YES, MakeEngine, applied, gate_workflow, snapshot
+from answer_helpers import AnsweredRun, MakeEngine, answered_run, applied, snapshot
 
 from dw_testing.kit.gates import GatedStore
 from reference_engine.engine import Engine
 from reference_engine.records import keys
-from reference_engine.records.run_store import newest_revision
 from reference_engine.refusals import Refusal
 from reference_engine.stores.memory import MemoryStore
 
 RUN = "cancel-me"
 
 
-def _answered(make_engine: MakeEngine, store: MemoryStore) -> tuple[str, str, int]:
-    answer_steps.STORE[:] = [store]
-    engine = make_engine(store)
-    wait_id = engine.run(gate_workflow(), run_id=RUN).waits[0].wait_id
-    receipt = engine.answer(RUN, wait_id, YES).receipt.id
-    return wait_id, receipt, newest_revision(store, RUN).n
+@pytest.fixture
+def answered(engine: Engine, store: MemoryStore) -> AnsweredRun:
+    return answered_run(engine, store, RUN)
 
 
-def _point(where: str, wait_id: str, suspended_at: int) -> dict[str, Any]:
+def _point(where: str, answered: AnsweredRun) -> dict[str, Any]:
     """The store call of the resume at which the cancel runs."""
     if where == "acquiring_the_claim":
         return {"op": "put_if_absent", "key": f"{keys.claims_prefix(RUN)}/*"}
     if where == "claiming_the_answer":
-        return {"op": "get", "key": keys.outcome_key(wait_id)}
+        return {"op": "get", "key": keys.outcome_key(answered.wait_id)}
     # during execution: the save after the consume (job approve marked succeeded)
-    return {"op": "put_if_absent", "key": keys.revision_key(RUN, suspended_at + 2)}
+    return {"op": "put_if_absent", "key": keys.revision_key(RUN, answered.suspended_at + 2)}
 
 
 def _assert_cancelled_by_the_lifetime(engine: Engine, store: MemoryStore, receipt: str,
@@ -69,10 +65,9 @@ POINTS = ["acquiring_the_claim", "claiming_the_answer", "during_execution"]
 
 @pytest.mark.parametrize("where", POINTS)
 def test_a_cancel_under_the_live_claim_is_busy_and_the_resume_finishes(
-    store: MemoryStore, make_engine: MakeEngine, where: str
+    store: MemoryStore, make_engine: MakeEngine, answered: AnsweredRun, where: str
 ) -> None:
-    wait_id, receipt, suspended_at = _answered(make_engine, store)
-    point = _point(where, wait_id, suspended_at)
+    point = _point(where, answered)
     canceller = make_engine(store, claim_patience=False)  # a live lease: busy at once
     refusals: list[Refusal] = []
 
@@ -91,7 +86,7 @@ def test_a_cancel_under_the_live_claim_is_busy_and_the_resume_finishes(
     assert [r.kind for r in refusals] == ["busy"]
     assert view.status == "succeeded"
     shown = make_engine(store).show(RUN)
-    assert [e["receiptId"] for e in applied(shown)] == [receipt]
+    assert [e["receiptId"] for e in applied(shown)] == [answered.receipt]
     assert store.list(keys.waits_root()) == store.list(keys.outcomes_root()) == []
     with pytest.raises(Refusal) as late:
         canceller.cancel(RUN)
@@ -100,10 +95,9 @@ def test_a_cancel_under_the_live_claim_is_busy_and_the_resume_finishes(
 
 @pytest.mark.parametrize("where", POINTS)
 def test_a_cancel_that_wins_first_makes_the_resume_refuse(
-    store: MemoryStore, make_engine: MakeEngine, where: str
+    store: MemoryStore, make_engine: MakeEngine, answered: AnsweredRun, where: str
 ) -> None:
-    wait_id, receipt, suspended_at = _answered(make_engine, store)
-    point = _point(where, wait_id, suspended_at)
+    point = _point(where, answered)
     # At acquisition the claim is free, so the cancel simply takes it first ("before"
     # the resume's create). Later the resume holds it; this patient canceller waits on
     # the fake clock until the paused holder's lease is stale, and takes the run over.
@@ -122,30 +116,28 @@ def test_a_cancel_that_wins_first_makes_the_resume_refuse(
     gated.assert_all_gates_used()
     assert refused.value.kind == "busy"
     assert snapshot(store) == after_cancel[0]  # the loser wrote nothing after the cancel
-    _assert_cancelled_by_the_lifetime(make_engine(store), store, receipt,
+    _assert_cancelled_by_the_lifetime(make_engine(store), store, answered.receipt,
                                       consumed=where == "during_execution")
 
 
 def test_a_cancel_that_finished_first_makes_the_resume_not_suspended(
-    store: MemoryStore, make_engine: MakeEngine
+    store: MemoryStore, make_engine: MakeEngine, answered: AnsweredRun
 ) -> None:
-    _wait_id, receipt, _ = _answered(make_engine, store)
     engine = make_engine(store)
     engine.cancel(RUN)
-    _assert_cancelled_by_the_lifetime(engine, store, receipt, consumed=False)
+    _assert_cancelled_by_the_lifetime(engine, store, answered.receipt, consumed=False)
     assert answer_steps.SEEN == []
 
 
 def test_a_scheduler_pass_racing_a_cancel_applies_nothing(
-    store: MemoryStore, make_engine: MakeEngine
+    store: MemoryStore, make_engine: MakeEngine, answered: AnsweredRun
 ) -> None:
-    _wait_id, receipt, _ = _answered(make_engine, store)
     gated = GatedStore(store)
     canceller = make_engine(store)
     gated.at("put_if_absent", point="before", key=f"{keys.claims_prefix(RUN)}/*",
              do=lambda: canceller.cancel(RUN))
     assert make_engine(gated, claim_patience=False).serve_once() == []
     gated.assert_all_gates_used()
-    _assert_cancelled_by_the_lifetime(make_engine(store), store, receipt, consumed=False)
+    _assert_cancelled_by_the_lifetime(make_engine(store), store, answered.receipt, consumed=False)
 
 

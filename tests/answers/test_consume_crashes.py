@@ -8,12 +8,11 @@ engine on the same records then resumes, taking over the dead claim on the fake 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import answer_steps
 import pytest
-from answer_helpers import YES, MakeEngine, applied, gate_workflow
+from answer_helpers import AnsweredRun, MakeEngine, answered_run, applied
 from store_copies import memory_copy
 
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash, StoreCall
@@ -27,27 +26,9 @@ from reference_engine.stores.memory import MemoryStore
 RUN = "consume"
 
 
-@dataclass(frozen=True)
-class Answered:
-    """A suspended run whose wait holds an accepted answer."""
-
-    wait_id: str
-    receipt: str
-    suspended_at: int  # the revision the run was suspended at
-
-    @property
-    def consume_key(self) -> str:
-        """Where the resume saves the consume: the revision after the suspended one."""
-        return keys.revision_key(RUN, self.suspended_at + 1)
-
-
 @pytest.fixture
-def answered(engine: Engine, store: MemoryStore) -> Answered:
-    answer_steps.STORE[:] = [store]
-    view = engine.run(gate_workflow(), run_id=RUN)
-    wait_id = view.waits[0].wait_id
-    receipt = engine.answer(RUN, wait_id, YES).receipt.id
-    return Answered(wait_id, receipt, newest_revision(store, RUN).n)
+def answered(engine: Engine, store: MemoryStore) -> AnsweredRun:
+    return answered_run(engine, store, RUN)
 
 
 def _revision(store: MemoryStore, n: int) -> Any:
@@ -57,7 +38,7 @@ def _revision(store: MemoryStore, n: int) -> Any:
 
 
 def test_the_consume_is_one_revision_saved_before_any_later_step(
-    engine: Engine, store: MemoryStore, answered: Answered
+    engine: Engine, store: MemoryStore, answered: AnsweredRun
 ) -> None:
     wait_id, receipt, suspended_at = answered.wait_id, answered.receipt, answered.suspended_at
     assert engine.resume(RUN).status == "succeeded"
@@ -78,7 +59,7 @@ def test_the_consume_is_one_revision_saved_before_any_later_step(
 
 
 def _crash_the_resume(where: str, store: MemoryStore, make_engine: MakeEngine,
-                      answered: Answered) -> Engine:
+                      answered: AnsweredRun) -> Engine:
     """Resume on a handle that crashes ``where``; a fresh engine (a new process) on the
     same records, to recover with."""
     faulty = FaultyStore(store)
@@ -122,7 +103,7 @@ def _assert_applied_once(engine: Engine, store: MemoryStore, receipt: str) -> No
 @pytest.mark.parametrize("where", ["before_the_consume_save", "at_the_outcome_read",
                                    "right_after_the_outcome_read"])
 def test_a_crash_before_the_save_leaves_the_answer_applicable_once(
-    store: MemoryStore, make_engine: MakeEngine, answered: Answered, where: str
+    store: MemoryStore, make_engine: MakeEngine, answered: AnsweredRun, where: str
 ) -> None:
     recovery = _crash_the_resume(where, store, make_engine, answered)
     # Nothing of the consume landed: the answer is still pending and applicable.
@@ -138,7 +119,7 @@ def test_a_crash_before_the_save_leaves_the_answer_applicable_once(
 @pytest.mark.parametrize("where", ["the_consume_create_lands_unseen",
                                    "before_the_claim_is_released"])
 def test_a_crash_after_the_save_replays_without_a_second_event(
-    store: MemoryStore, make_engine: MakeEngine, answered: Answered, where: str
+    store: MemoryStore, make_engine: MakeEngine, answered: AnsweredRun, where: str
 ) -> None:
     recovery = _crash_the_resume(where, store, make_engine, answered)
     assert store.get(answered.consume_key) is not None
