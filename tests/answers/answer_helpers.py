@@ -74,13 +74,15 @@ class AnsweredRun:
         return keys.revision_key(self.run_id, self.suspended_at + 1)
 
 
-def answered_run(engine: Engine, store: Any, run_id: str) -> AnsweredRun:
-    """Run the gate workflow as ``run_id`` and answer its wait yes; the python steps of a
-    later resume read ``store``."""
-    answer_steps.STORE[:] = [store]
-    wait_id = engine.run(gate_workflow(), run_id=run_id).waits[0].wait_id
-    receipt = engine.answer(run_id, wait_id, YES).receipt.id
-    return AnsweredRun(run_id, wait_id, receipt, newest_revision(store, run_id).n)
+def answered_run(engine: Engine, run_id: str | None = None, *,
+                 after: str = "answer_steps:observe") -> AnsweredRun:
+    """Run the gate workflow (``after`` its python step) and answer its wait yes; the
+    python steps of a later resume in this process read the engine's store."""
+    answer_steps.STORE[:] = [engine.store]
+    view = engine.run(gate_workflow(after=after), run_id=run_id)
+    wait_id = view.waits[0].wait_id
+    receipt = engine.answer(view.run_id, wait_id, YES).receipt.id
+    return AnsweredRun(view.run_id, wait_id, receipt, newest_revision(engine.store, view.run_id).n)
 
 
 def snapshot(store: Any) -> dict[str, bytes]:

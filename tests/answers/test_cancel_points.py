@@ -26,8 +26,8 @@ RUN = "cancel-me"
 
 
 @pytest.fixture
-def answered(engine: Engine, store: MemoryStore) -> AnsweredRun:
-    return answered_run(engine, store, RUN)
+def answered(engine: Engine) -> AnsweredRun:
+    return answered_run(engine, RUN)
 
 
 def _point(where: str, answered: AnsweredRun) -> dict[str, Any]:

@@ -27,8 +27,8 @@ RUN = "consume"
 
 
 @pytest.fixture
-def answered(engine: Engine, store: MemoryStore) -> AnsweredRun:
-    return answered_run(engine, store, RUN)
+def answered(engine: Engine) -> AnsweredRun:
+    return answered_run(engine, RUN)
 
 
 def _revision(store: MemoryStore, n: int) -> Any:

@@ -21,7 +21,15 @@ from typing import Any
 
 import answer_steps
 import pytest
-from answer_helpers import YES, MakeEngine, applied, gate_workflow, snapshot
+from answer_helpers import (
+    YES,
+    AnsweredRun,
+    MakeEngine,
+    answered_run,
+    applied,
+    gate_workflow,
+    snapshot,
+)
 from store_copies import memory_copy
 
 from dw_testing.kit.clock import FakeClock
@@ -92,9 +100,8 @@ def test_a_busy_run_is_skipped_and_resumed_on_a_later_pass(
     store: MemoryStore, make_engine: MakeEngine
 ) -> None:
     owner = make_engine(store)
-    view = owner.run(gate_workflow())
-    owner.answer(view.run_id, view.waits[0].wait_id, YES)
-    held = owner.claims.take(view.run_id)  # another process holds the ordinary claim
+    run_id = answered_run(owner).run_id
+    held = owner.claims.take(run_id)  # another process holds the ordinary claim
     lines: list[str] = []
     scheduler = make_engine(store, claim_patience=False, progress=lines.append)
     before = snapshot(store)
@@ -102,23 +109,22 @@ def test_a_busy_run_is_skipped_and_resumed_on_a_later_pass(
     assert snapshot(store) == before
     assert any("busy" in line for line in lines)
     held.release()
-    assert scheduler.serve_once() == [view.run_id]
-    assert len(applied(owner.show(view.run_id))) == 1
+    assert scheduler.serve_once() == [run_id]
+    assert len(applied(owner.show(run_id))) == 1
 
 
 def test_a_late_pass_never_counts_or_redoes_a_resume_someone_else_finished(
     store: MemoryStore, make_engine: MakeEngine
 ) -> None:
     owner = make_engine(store)
-    view = owner.run(gate_workflow())
-    owner.answer(view.run_id, view.waits[0].wait_id, YES)
+    run_id = answered_run(owner).run_id
     gated = GatedStore(store)
     # The scheduler saw the run ready; a manual resume finishes it before the claim.
-    gated.at("list", key=keys.claims_prefix(view.run_id),
-             do=lambda: owner.resume(view.run_id))
+    gated.at("list", key=keys.claims_prefix(run_id),
+             do=lambda: owner.resume(run_id))
     assert make_engine(gated, claim_patience=False).serve_once() == []
     gated.assert_all_gates_used()
-    shown = owner.show(view.run_id)
+    shown = owner.show(run_id)
     assert shown["status"] == "succeeded" and len(applied(shown)) == 1
 
 
@@ -186,30 +192,67 @@ def _fifos(tmp_path: Path) -> tuple[Path, int]:
     return where, os.open(where / "ready", os.O_RDWR)
 
 
-def test_sigterm_during_a_pass_finishes_the_resume_and_stops_cleanly(tmp_path: Path) -> None:
+def _release(where: Path) -> int:
+    """Write the ``go`` line without waiting for a reader (a killed child never reads):
+    O_RDWR never blocks, and the line waits in the FIFO while the returned fd is open."""
+    fd = os.open(where / "go", os.O_RDWR)
+    os.write(fd, b"go\n")
+    return fd
+
+
+def _finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=PROCESS_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def stop_once_reported(proc: subprocess.Popen[str], where: Path, ready: int, said: str,
+                        what: str, stop: signal.Signals) -> tuple[str, str]:
+    """Once the child reports ``what`` (a line holding ``said``) on the FIFO ``ready``, send
+    it ``stop`` and let it go on; its stdout and stderr after it exited."""
+    try:
+        assert said in _wait_for_line(ready, what)
+        proc.send_signal(stop)
+        go = _release(where)
+        try:
+            return _finish(proc)
+        finally:
+            os.close(go)
+    finally:
+        os.close(ready)
+
+
+def answered_on_disk(tmp_path: Path, runs: int, *, after: str = "answer_steps:observe"
+                     ) -> tuple[str, Engine, list[AnsweredRun]]:
+    """``runs`` gate runs answered yes in a file store under ``tmp_path``: its uri, the
+    engine that made them, and the runs."""
     uri = str(tmp_path / "store")
     engine = Engine(open_store(uri), SystemClock())
-    view = engine.run(gate_workflow(after="answer_steps:block"))
-    engine.answer(view.run_id, view.waits[0].wait_id, YES)
+    return uri, engine, [answered_run(engine, after=after) for _ in range(runs)]
+
+
+def stopped_mid_step(tmp_path: Path, uri: str,
+                     stop: signal.Signals) -> tuple[subprocess.Popen[str], str, str]:
+    """``dw serve`` on ``uri``, sent ``stop`` while a resumed python step blocks; the
+    finished process, its stdout and its stderr."""
     where, ready = _fifos(tmp_path)
     proc = subprocess.Popen([*DW, "serve", "--interval", "60", "--store", uri],
                             env=_env(tmp_path, DW_TEST_BLOCK_DIR=str(where)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert "running" in _wait_for_line(ready, "its python step")  # mid-resume
-        proc.send_signal(signal.SIGTERM)
-        with open(where / "go", "w", encoding="utf-8") as go:  # let the step finish
-            go.write("go\n")
-        out, err = proc.communicate(timeout=PROCESS_TIMEOUT)
-    finally:
-        os.close(ready)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    out, err = stop_once_reported(proc, where, ready, "running", "its python step", stop)
+    return proc, out, err
+
+
+def test_sigterm_during_a_pass_finishes_the_resume_and_stops_cleanly(tmp_path: Path) -> None:
+    uri, engine, [run] = answered_on_disk(tmp_path, 1, after="answer_steps:block")
+    proc, out, err = stopped_mid_step(tmp_path, uri, signal.SIGTERM)
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "stopped" in err
-    assert f"resumed {view.run_id}" in out
-    shown = engine.show(view.run_id)
+    assert f"resumed {run.run_id}" in out
+    shown = engine.show(run.run_id)
     assert shown["status"] == "succeeded" and len(applied(shown)) == 1
 
 

@@ -18,9 +18,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from answer_helpers import YES, applied, gate_workflow
+from answer_helpers import applied, gate_workflow
 from slow_open_store import OPEN_DIR_ENV, OPEN_STORE_ENV
-from test_serve import DW, PROCESS_TIMEOUT, _env, _fifos, _wait_for_line
+from test_serve import (
+    DW,
+    PROCESS_TIMEOUT,
+    _env,
+    _fifos,
+    answered_on_disk,
+    stop_once_reported,
+    stopped_mid_step,
+)
 
 from reference_engine.cli.stop_signals import StopRequest, stop_on_signals
 from reference_engine.clock import SystemClock
@@ -43,46 +51,12 @@ def _no_claim_held(uri: str) -> None:
             assert isinstance(lease, Found) and lease.record.released, f"{key} still held"
 
 
-def _release(where: Path) -> int:
-    """Write the ``go`` line without waiting for a reader (a killed child never reads):
-    O_RDWR never blocks, and the line waits in the FIFO while the returned fd is open."""
-    fd = os.open(where / "go", os.O_RDWR)
-    os.write(fd, b"go\n")
-    return fd
-
-
-def _finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
-    try:
-        return proc.communicate(timeout=PROCESS_TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.mark.parametrize("stop", STOPS, ids=lambda s: s.name)
 def test_a_stop_mid_pass_finishes_the_run_in_progress_and_leaves_the_rest(
     tmp_path: Path, stop: signal.Signals
 ) -> None:
-    uri = str(tmp_path / "store")
-    engine = Engine(open_store(uri), SystemClock())
-    views = [engine.run(gate_workflow(after="answer_steps:block")) for _ in range(2)]
-    for view in views:
-        engine.answer(view.run_id, view.waits[0].wait_id, YES)
-    where, ready = _fifos(tmp_path)
-    proc = subprocess.Popen([*DW, "serve", "--interval", "60", "--store", uri],
-                            env=_env(tmp_path, DW_TEST_BLOCK_DIR=str(where)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert "running" in _wait_for_line(ready, "its python step")  # mid-resume
-        proc.send_signal(stop)
-        go = _release(where)  # let that one step finish
-        try:
-            out, err = _finish(proc)
-        finally:
-            os.close(go)
-    finally:
-        os.close(ready)
+    uri, engine, views = answered_on_disk(tmp_path, 2, after="answer_steps:block")
+    proc, out, err = stopped_mid_step(tmp_path, uri, stop)  # the step then finishes
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "dw serve: stopped" in err
     finished = [v.run_id for v in views if engine.show(v.run_id)["status"] == "succeeded"]
@@ -98,27 +72,15 @@ def test_a_stop_mid_pass_finishes_the_run_in_progress_and_leaves_the_rest(
 def test_a_stop_while_the_store_opens_ends_cleanly_without_a_pass(
     tmp_path: Path, stop: signal.Signals
 ) -> None:
-    uri = str(tmp_path / "store")
-    engine = Engine(open_store(uri), SystemClock())
-    view = engine.run(gate_workflow())
-    engine.answer(view.run_id, view.waits[0].wait_id, YES)
+    uri, engine, [run] = answered_on_disk(tmp_path, 1)
     where, ready = _fifos(tmp_path)
     env = _env(tmp_path, **{OPEN_DIR_ENV: str(where), OPEN_STORE_ENV: uri})
     proc = subprocess.Popen([*DW, "serve", "--store", "slow_open_store:make"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert "opening" in _wait_for_line(ready, "the store open")
-        proc.send_signal(stop)
-        go = _release(where)
-        try:
-            _out, err = _finish(proc)
-        finally:
-            os.close(go)
-    finally:
-        os.close(ready)
+    _out, err = stop_once_reported(proc, where, ready, "opening", "the store open", stop)
     assert proc.returncode == 0, (proc.returncode, err)
     assert "dw serve: stopped" in err and "Traceback" not in err
-    assert engine.show(view.run_id)["status"] == "suspended"  # asked to stop: no pass
+    assert engine.show(run.run_id)["status"] == "suspended"  # asked to stop: no pass
 
 
 def _serve_and_stop(tmp_path: Path, uri: str, rng: random.Random) -> float:
@@ -213,10 +175,7 @@ def test_a_stop_requested_inside_the_wait_itself_never_blocks(
 
 
 def test_a_pass_asks_whether_to_stop_between_runs(tmp_path: Path) -> None:
-    engine = Engine(open_store(str(tmp_path / "s")), SystemClock())
-    views = [engine.run(gate_workflow()) for _ in range(3)]
-    for view in views:
-        engine.answer(view.run_id, view.waits[0].wait_id, YES)
+    _uri, engine, views = answered_on_disk(tmp_path, 3)
     asked: list[int] = []
 
     def stop_after_one() -> bool:
