@@ -13,6 +13,7 @@ import textwrap
 import tomllib
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,20 +75,16 @@ def test_the_suite_extra_is_lean_and_names_what_the_plugin_imports() -> None:
     assert suite | _names(extras["s3"]) | _names(extras["gcs"]) <= _names(extras["test"])
 
 
-def test_the_unkillable_ledger_ships_as_package_data() -> None:
-    shipped = importlib.resources.files("dw_testing.selftest") / "unkillable.md"
-    assert shipped.is_file(), "dw_testing/selftest/unkillable.md must link docs/unkillable.md"
-    assert filecmp.cmp(str(shipped), ROOT / "docs" / "unkillable.md", shallow=False)
+@pytest.mark.parametrize(("package", "name"), [
+    ("selftest", "unkillable.md"),
+    ("plugin", "contract.md"),
+])
+def test_a_doc_the_package_reads_ships_as_package_data(package: str, name: str) -> None:
+    shipped = importlib.resources.files(f"dw_testing.{package}") / name
+    assert shipped.is_file(), f"dw_testing/{package}/{name} must link docs/{name}"
+    assert filecmp.cmp(str(shipped), ROOT / "docs" / name, shallow=False)
     package_data = PYPROJECT["tool"]["setuptools"]["package-data"]
-    assert "selftest/unkillable.md" in package_data["dw_testing"]
-
-
-def test_the_contract_ships_as_package_data() -> None:
-    shipped = importlib.resources.files("dw_testing.plugin") / "contract.md"
-    assert shipped.is_file(), "dw_testing/plugin/contract.md must link docs/contract.md"
-    assert filecmp.cmp(str(shipped), ROOT / "docs" / "contract.md", shallow=False)
-    package_data = PYPROJECT["tool"]["setuptools"]["package-data"]
-    assert "plugin/contract.md" in package_data["dw_testing"]
+    assert f"{package}/{name}" in package_data["dw_testing"]
 
 
 def test_every_file_the_packages_read_at_run_time_is_package_data() -> None:

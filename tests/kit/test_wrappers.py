@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from dw_testing.kit.doubles import NoCreateStore
 from dw_testing.kit.wrappers import StoreWrapper
 from reference_engine.stores.contract import supports_create
 from reference_engine.stores.memory import MemoryStore
@@ -12,21 +13,13 @@ from reference_engine.stores.memory import MemoryStore
 T = TypeVar("T")
 
 
-class NoCreate:
-    def __init__(self) -> None:
-        self.closed = False
+class ClosedFlag(MemoryStore):
+    """Remembers that it was closed."""
 
-    def put(self, key: str, data: bytes) -> None: ...
-
-    def get(self, key: str) -> bytes | None:
-        return None
-
-    def delete(self, key: str) -> None: ...
-
-    def list(self, prefix: str) -> list[str]:
-        return []
+    closed = False
 
     def close(self) -> None:
+        super().close()
         self.closed = True
 
 
@@ -58,7 +51,7 @@ def test_every_call_passes_through_call_with_its_op_and_key() -> None:
 
 def test_the_create_exists_only_when_the_inner_store_has_it() -> None:
     assert supports_create(StoreWrapper(MemoryStore("wrappers-create")))
-    assert not supports_create(StoreWrapper(NoCreate()))
+    assert not supports_create(StoreWrapper(NoCreateStore()))
 
 
 def test_what_the_inner_create_returns_is_passed_on_untouched() -> None:
@@ -66,6 +59,6 @@ def test_what_the_inner_create_returns_is_passed_on_untouched() -> None:
 
 
 def test_close_reaches_the_inner_store() -> None:
-    inner = NoCreate()
+    inner = ClosedFlag("wrappers-close")
     StoreWrapper(inner).close()
     assert inner.closed

@@ -7,6 +7,7 @@ import threading
 import types
 from collections.abc import Generator
 
+from dw_testing.kit.doubles import NoCreateStore
 from reference_engine.stores.keys import is_under, validate_key, validate_prefix
 
 
@@ -90,18 +91,8 @@ class HalfAsync(AsyncDictStore):
         return sorted(self.records)
 
 
-class SyncWithAsyncClose:
+class SyncWithAsyncClose(NoCreateStore):
     """Synchronous methods, but ``async def close``."""
-
-    def put(self, key: str, data: bytes) -> None: ...
-
-    def get(self, key: str) -> bytes | None:
-        return None
-
-    def delete(self, key: str) -> None: ...
-
-    def list(self, prefix: str) -> list[str]:
-        return []
 
     async def close(self) -> None: ...
 

@@ -62,25 +62,20 @@ def test_a_scheme_without_slashes_says_how_to_write_it() -> None:
         parse_reference("sqlite:x.db")
 
 
-def test_a_missing_adapter_module_is_named_as_the_adapter(adapters: Path) -> None:
+@pytest.mark.parametrize(("reference", "told"), [
+    ("no_such_adapter:make_store", ("module 'no_such_adapter' is not importable", "pythonpath")),
+    ("adapter_needs_client:make_store",
+     ("'adapter_needs_client' imports 'no_such_backend_client'", "pip install")),
+    ("adapter_ok:nope", ("has no attribute 'nope'",)),
+], ids=["the-adapter-module", "the-backend-client-to-install", "the-attribute"])
+def test_what_cannot_be_loaded_is_named(
+    adapters: Path, reference: str, told: tuple[str, ...],
+) -> None:
     with pytest.raises(StoreUnavailable) as caught:
-        load_object("no_such_adapter:make_store")
+        load_object(reference)
     message = str(caught.value)
-    assert "module 'no_such_adapter' is not importable" in message
-    assert "pythonpath" in message
-
-
-def test_a_missing_backend_client_is_named_as_what_to_install(adapters: Path) -> None:
-    with pytest.raises(StoreUnavailable) as caught:
-        load_object("adapter_needs_client:make_store")
-    message = str(caught.value)
-    assert "'adapter_needs_client' imports 'no_such_backend_client'" in message
-    assert "pip install" in message
-
-
-def test_a_missing_attribute_names_the_attribute(adapters: Path) -> None:
-    with pytest.raises(StoreUnavailable, match=r"has no attribute 'nope'"):
-        load_object("adapter_ok:nope")
+    for words in told:
+        assert words in message, message
 
 
 def test_an_import_path_opens_a_new_handle_each_time(adapters: Path) -> None:
