@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 CAPS_TEST = """
@@ -25,14 +23,16 @@ def _entry_point_dist(pytester: pytest.Pytester, name: str, target: str) -> None
     (dist / "entry_points.txt").write_text(f"[dw_testing.stores]\n{name} = {target}\n")
 
 
+def _store_mine(pytester: pytest.Pytester, *lines: str) -> None:
+    """pyproject.toml declares the store ``mine``, ``dwstores:dict_factory``, with ``lines``."""
+    pytester.makepyprojecttoml("\n".join(
+        ["[tool.dw-testing.stores.mine]", 'obj = "dwstores:dict_factory"', *lines, ""]))
+
+
 def test_dw_stores_lists_builtin_pyproject_and_entry_point_names(
     stores_module: pytest.Pytester,
 ) -> None:
-    stores_module.makepyprojecttoml(textwrap.dedent("""
-        [tool.dw-testing.stores.mine]
-        obj = "dwstores:dict_factory"
-        description = "my dict store"
-    """))
+    _store_mine(stores_module, 'description = "my dict store"')
     _entry_point_dist(stores_module, "fromep", "dwstores:dict_factory")
     result = stores_module.runpytest("--dw-stores")
     assert result.ret == 0
@@ -54,11 +54,7 @@ def test_an_entry_point_name_runs_its_factory(stores_module: pytest.Pytester) ->
 
 
 def test_pyproject_capabilities_override_the_factory_s(stores_module: pytest.Pytester) -> None:
-    stores_module.makepyprojecttoml(textwrap.dedent("""
-        [tool.dw-testing.stores.mine]
-        obj = "dwstores:dict_factory"
-        capabilities = {large_values = false, durable_reopen = true}
-    """))
+    _store_mine(stores_module, 'capabilities = {large_values = false, durable_reopen = true}')
     stores_module.makepyfile(test_caps=CAPS_TEST)
     result = stores_module.runpytest("-s", "test_caps.py", "--dw-store=mine")
     expected = ("CAPS mine ['cross_handle', 'distinguishes_conflict', 'durable_reopen', "
@@ -91,52 +87,37 @@ def test_import_paths_name_factories_providers_and_specs(
     result.assert_outcomes(passed=1, skipped=1)
 
 
-def test_a_provider_is_entered_once_per_session_and_exited(
-    stores_module: pytest.Pytester,
+@pytest.mark.parametrize("workers", [1, 2], ids=["serial", "xdist"])
+def test_a_provider_is_entered_once_per_process_and_exited(
+    stores_module: pytest.Pytester, workers: int,
 ) -> None:
-    stores_module.makepyfile(test_many="""
+    tests = 4 * workers
+    stores_module.makepyfile(test_many=f"""
         import pytest
 
-        @pytest.mark.parametrize("n", range(5))
+        @pytest.mark.parametrize("n", range({tests}))
         def test_uses_store(dw_store, n):
             dw_store.put("k", b"x")
     """)
-    result = stores_module.runpytest("test_many.py", "--dw-store=dwstores:counted_provider")
-    result.assert_outcomes(passed=5)
-    log = (stores_module.path / "provider.log").read_text().split()
-    assert log[0::2] == ["enter", "exit"]
-
-
-def test_under_xdist_a_provider_is_entered_once_per_worker(
-    stores_module: pytest.Pytester,
-) -> None:
-    stores_module.makepyfile(test_many="""
-        import pytest
-
-        @pytest.mark.parametrize("n", range(8))
-        def test_uses_store(dw_store, n):
-            dw_store.put("k", b"x")
-    """)
-    result = stores_module.runpytest_subprocess(
-        "test_many.py", "--dw-store=dwstores:counted_provider", "-n", "2", "-p", "no:cacheprovider"
-    )
-    result.assert_outcomes(passed=8)
+    options = ["test_many.py", "--dw-store=dwstores:counted_provider", "-p", "no:cacheprovider"]
+    if workers == 1:
+        result = stores_module.runpytest(*options)
+    else:
+        result = stores_module.runpytest_subprocess(*options, "-n", str(workers))
+    result.assert_outcomes(passed=tests)
     words = (stores_module.path / "provider.log").read_text().split()
-    entered = [pid for what, pid in zip(words[0::2], words[1::2], strict=True) if what == "enter"]
-    exited = [pid for what, pid in zip(words[0::2], words[1::2], strict=True) if what == "exit"]
-    assert len(entered) == len(set(entered)) <= 2
-    assert sorted(entered) == sorted(exited)
+    calls = list(zip(words[0::2], words[1::2], strict=True))
+    processes = {pid for _, pid in calls}
+    assert 1 <= len(processes) <= workers, calls
+    for pid in processes:
+        assert [what for what, by in calls if by == pid] == ["enter", "exit"], calls
 
 
 @pytest.mark.dw_clause("C-CAP-1")
 def test_an_unknown_capability_in_pyproject_is_a_usage_error(
     stores_module: pytest.Pytester,
 ) -> None:
-    stores_module.makepyprojecttoml(textwrap.dedent("""
-        [tool.dw-testing.stores.mine]
-        obj = "dwstores:dict_factory"
-        capabilities = {cross_proces = true}
-    """))
+    _store_mine(stores_module, 'capabilities = {cross_proces = true}')
     result = stores_module.runpytest("--dw-store=mine")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*cross_proces*known: cross_handle, cross_process*"])
@@ -171,43 +152,27 @@ def test_an_unknown_store_name_lists_the_known_ones(pytester: pytest.Pytester) -
 
 
 @pytest.mark.dw_clause("C-CAP-1")
-def test_a_built_in_store_without_a_capability_says_it_lacks_it(
-    pytester: pytest.Pytester,
+@pytest.mark.parametrize(("store", "told"), [
+    ("memory", "*built-in store memory does not have capability cross_process*"),
+    ("dwstores:dict_factory",
+     "*store dict_factory does not declare capability cross_process; declare it in code: "
+     "`factory.capabilities = {'cross_process': True}`*; or name the store in "
+     "pyproject.toml, [[]tool.dw-testing.stores.NAME[]] with obj = \"dwstores:dict_factory\"*"
+     "--dw-store=NAME*"),
+    ("mine",
+     "*store mine does not declare capability cross_process; declare it with "
+     "`capabilities = {cross_process = true}` under [[]tool.dw-testing.stores.mine[]]*"),
+], ids=["built-in", "import-path", "pyproject-name"])
+def test_a_store_without_a_capability_is_told_what_it_lacks_and_how_to_declare_it(
+    stores_module: pytest.Pytester, store: str, told: str,
 ) -> None:
-    pytester.makepyfile(test_caps=CAPS_TEST)
-    result = pytester.runpytest("-rs", "test_caps.py", "--dw-store=memory")
-    result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*built-in store memory does not have capability cross_process*"])
-
-
-def test_an_import_path_store_is_told_to_declare_in_code_or_by_a_pyproject_name(
-    stores_module: pytest.Pytester,
-) -> None:
+    _store_mine(stores_module)
     stores_module.makepyfile(test_caps=CAPS_TEST)
-    result = stores_module.runpytest("-rs", "test_caps.py", "--dw-store=dwstores:dict_factory")
+    result = stores_module.runpytest("-rs", "test_caps.py", f"--dw-store={store}")
     result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines([
-        "*store dict_factory does not declare capability cross_process; declare it in code: "
-        "`factory.capabilities = {'cross_process': True}`*; or name the store in "
-        "pyproject.toml, [[]tool.dw-testing.stores.NAME[]] with obj = \"dwstores:dict_factory\"*"
-        "--dw-store=NAME*",
-    ])
-    # The table named after the factory would be ignored for an import path: never suggested.
+    result.stdout.fnmatch_lines([told])
+    # A table named after an import path's factory would be ignored: never suggested.
     assert "tool.dw-testing.stores.dict_factory" not in result.stdout.str()
-
-
-def test_a_pyproject_store_is_told_to_declare_in_its_table(
-    stores_module: pytest.Pytester,
-) -> None:
-    stores_module.makepyprojecttoml(
-        '[tool.dw-testing.stores.mine]\nobj = "dwstores:dict_factory"\n')
-    stores_module.makepyfile(test_caps=CAPS_TEST)
-    result = stores_module.runpytest("-rs", "test_caps.py", "--dw-store=mine")
-    result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines([
-        "*store mine does not declare capability cross_process; declare it with "
-        "`capabilities = {cross_process = true}` under [[]tool.dw-testing.stores.mine[]]*",
-    ])
 
 
 def test_the_file_store_gives_a_child_process_the_same_prefix(
@@ -229,17 +194,3 @@ def test_the_file_store_gives_a_child_process_the_same_prefix(
             assert dw_child_target.prefix.startswith("dwc-")
     """)
     pytester.runpytest("test_child.py", "--dw-store=file").assert_outcomes(passed=1)
-
-
-def test_a_provider_that_fails_to_stop_still_gets_its_report(
-    stores_module: pytest.Pytester,
-) -> None:
-    stores_module.makepyfile(test_one="""
-        def test_uses_store(dw_store):
-            dw_store.put("k", b"x")
-    """)
-    result = stores_module.runpytest("test_one.py", "--dw-store=dwstores:stubborn_provider",
-                                     "--dw-report=r.json")
-    result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["WARNING: a store provider failed to stop: RuntimeError"])
-    assert (stores_module.path / "r.json").is_file()

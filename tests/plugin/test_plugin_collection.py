@@ -44,11 +44,17 @@ def test_each_store_gets_its_own_copy_named_in_the_test_id(pytester: pytest.Pyte
     ])
 
 
-def test_explicit_paths_do_not_pull_in_the_suite(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize(("options", "left_out", "collected"), [
+    (["test_mine.py"], "*test_store_*", "*2 tests collected*"),
+    (["--dw-suite-only"], "*test_mine.py*", "*test_store_create.py::*"),
+], ids=["explicit-paths-leave-out-the-suite", "suite-only-leaves-out-the-run-s-own-paths"])
+def test_a_run_collects_either_its_own_paths_or_the_suite(
+    pytester: pytest.Pytester, options: list[str], left_out: str, collected: str,
+) -> None:
     pytester.makepyfile(test_mine=STORE_TESTS)
-    result = pytester.runpytest("--co", "-q", "test_mine.py", "--dw-store=memory")
-    result.stdout.no_fnmatch_line("*test_store_*")
-    result.stdout.fnmatch_lines(["*2 tests collected*"])
+    result = pytester.runpytest("--co", "-q", "--dw-store=memory", *options)
+    result.stdout.no_fnmatch_line(left_out)
+    result.stdout.fnmatch_lines([collected])
 
 
 def test_no_paths_add_the_whole_suite(pytester: pytest.Pytester) -> None:
@@ -68,13 +74,6 @@ def test_an_empty_directory_runs_the_suite(pytester: pytest.Pytester, workers: l
     left = sorted(p.name for p in pytester.path.iterdir()
                   if p.name not in ("stdout", "stderr") and not p.name.startswith("runpytest-"))
     assert left == [], "a conformance run must leave no files in the user's directory"
-
-
-def test_suite_only_drops_the_run_s_own_paths(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_mine=STORE_TESTS)
-    result = pytester.runpytest("--co", "-q", "--dw-store=memory", "--dw-suite-only")
-    result.stdout.no_fnmatch_line("*test_mine.py*")
-    result.stdout.fnmatch_lines(["*test_store_create.py::*"])
 
 
 def test_markers_are_registered_for_strict_markers(pytester: pytest.Pytester) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -137,20 +136,23 @@ def test_under_xdist_the_controller_writes_the_whole_report(pytester: pytest.Pyt
     assert set(report["leftovers"].values()) == {0}
 
 
-def test_keys_a_store_fails_to_delete_are_reported_at_the_end(
-    stores_module: pytest.Pytester,
+@pytest.mark.parametrize(("store", "warning", "left"), [
+    ("leaky_factory", "WARNING: store leaky_factory left 2 dwc- key(s) under dwc-*", 2),
+    ("stubborn_provider", "WARNING: a store provider failed to stop: RuntimeError", 0),
+], ids=["keys-a-store-fails-to-delete", "a-provider-that-fails-to-stop"])
+def test_what_goes_wrong_at_the_end_is_a_warning_and_the_report_is_still_written(
+    stores_module: pytest.Pytester, store: str, warning: str, left: int,
 ) -> None:
     stores_module.makepyfile(test_leak="""
         def test_writes(dw_store):
             dw_store.put("a/b", b"x")
             dw_store.put("c", b"y")
     """)
-    result = stores_module.runpytest("test_leak.py", "--dw-store=dwstores:leaky_factory",
+    result = stores_module.runpytest("test_leak.py", f"--dw-store=dwstores:{store}",
                                      "--dw-report=r.json")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["WARNING: store leaky_factory left 2 dwc- key(s) under dwc-*"])
-    assert json.loads((stores_module.path / "r.json").read_text())["leftovers"] == {
-        "leaky_factory": 2}
+    result.stdout.fnmatch_lines([warning])
+    assert json.loads((stores_module.path / "r.json").read_text())["leftovers"] == {store: left}
 
 
 def test_each_test_gets_its_own_prefix_cleared_at_teardown(pytester: pytest.Pytester) -> None:
@@ -186,30 +188,23 @@ def test_unaffected(dw_store):
 """
 
 
+def _deviation_toml(store: str, test: str, *, issue: int = 5, reason: str = "r",
+                    **more: str | bool) -> str:
+    """One ``[[tool.dw-testing.known-deviations]]`` table; ``more`` adds package, versions..."""
+    fields = {"store": store, "test": test, "reference": f"https://example.org/issues/{issue}",
+              "reason": reason, **more}
+    # json.dumps writes these strings and booleans exactly as TOML wants them.
+    return "\n[[tool.dw-testing.known-deviations]]\n" + "".join(
+        f"{name} = {json.dumps(value)}\n" for name, value in fields.items())
+
+
 def test_a_recorded_deviation_is_a_strict_xfail(pytester: pytest.Pytester) -> None:
-    pytester.makepyprojecttoml(textwrap.dedent("""
-        [[tool.dw-testing.known-deviations]]
-        store = "memory"
-        test = "test_dev::test_known_broken"
-        reference = "https://example.org/issues/1"
-        reason = "overwrites"
-
-        [[tool.dw-testing.known-deviations]]
-        store = "memory"
-        test = "*::test_fixed_upstream"
-        reference = "https://example.org/issues/2"
-        reason = "was broken"
-        package = "pytest"
-        versions = ">=1"
-
-        [[tool.dw-testing.known-deviations]]
-        store = "memory"
-        test = "*::test_unaffected"
-        reference = "https://example.org/issues/3"
-        reason = "only on an old pytest"
-        package = "pytest"
-        versions = "<1"
-    """))
+    pytester.makepyprojecttoml(
+        _deviation_toml("memory", "test_dev::test_known_broken", issue=1, reason="overwrites")
+        + _deviation_toml("memory", "*::test_fixed_upstream", issue=2, reason="was broken",
+                          package="pytest", versions=">=1")
+        + _deviation_toml("memory", "*::test_unaffected", issue=3,
+                          reason="only on an old pytest", package="pytest", versions="<1"))
     pytester.makepyfile(test_dev=DEVIATING)
     result = pytester.runpytest("test_dev.py", "--dw-store=memory", "--dw-store=file", "-rfxX")
     result.assert_outcomes(passed=3, xfailed=1, failed=2)
@@ -279,14 +274,9 @@ def test_a_markdown_report_path_does_not_overwrite_itself(tmp_path: Path) -> Non
 
 
 def test_an_intermittent_deviation_tolerates_a_lucky_pass(pytester: pytest.Pytester) -> None:
-    pytester.makepyprojecttoml(textwrap.dedent("""
-        [[tool.dw-testing.known-deviations]]
-        store = "memory"
-        test = "*::test_*"
-        reference = "https://example.org/issues/4"
-        reason = "shows up under some thread timings"
-        intermittent = true
-    """))
+    pytester.makepyprojecttoml(_deviation_toml(
+        "memory", "*::test_*", issue=4, reason="shows up under some thread timings",
+        intermittent=True))
     pytester.makepyfile(test_dev=DEVIATING)
     result = pytester.runpytest("test_dev.py", "--dw-store=memory", "-rxX")
     result.assert_outcomes(xpassed=2, xfailed=1)
@@ -314,16 +304,6 @@ def test_every_built_in_deviation_names_a_test_the_suite_has(pytester: pytest.Py
         assert fnmatch.filter(keys, deviation.test), (
             f"{deviation.store} deviation {deviation.test!r} matches no suite test; a suite "
             "test was renamed, so update dw_testing/plugin/deviations.py")
-
-
-def _deviation_toml(store: str, test: str) -> str:
-    return textwrap.dedent(f"""
-        [[tool.dw-testing.known-deviations]]
-        store = "{store}"
-        test = "{test}"
-        reference = "https://example.org/issues/5"
-        reason = "r"
-    """)
 
 
 def test_a_deviation_naming_no_suite_test_is_a_usage_error_with_close_matches(
