@@ -4,36 +4,101 @@ Histories are linearizable by construction (``dw_testing.history.generate``): pr
 issue calls back to back, each call takes effect at one instant inside its interval, and
 ``overlap`` stretches intervals so that more calls are in flight at once. Every row checks
 the same number of calls over the same keys; the table reports calls checked per second of
-wall time (the goal) and per second of this process's CPU time (steadier on a shared
-machine, where other work slows the wall clock), for the current checker ("after") and, on
-the very same histories in the same run, the checker as it was before its rewrite
-("before", ``benchmarks/history_baseline.py``). Verdicts must agree; the run fails if they
-do not.
-Run::
+wall time (the goal) and per second of the checking process's CPU time (steadier on a
+shared machine, where other work slows the wall clock).
+
+``--baseline PATH`` checks the very same histories, in the same run, with the checker of
+the code in PATH as well ("before"; this tree's checker is "after"). Verdicts must agree;
+the run fails if they do not. The checker before its rewrite (d65ef82, "a quick greedy pass
+settles most keys") is the one at 364443e::
+
+    git worktree add --detach /tmp/dw-history-old 364443e
+    python benchmarks/history_check.py --baseline /tmp/dw-history-old
+    git worktree remove /tmp/dw-history-old
+
+Each tree's checker runs in a child process of its own (``PYTHONPATH`` set to the tree);
+histories reach it as JSON lines and only the check itself is timed. Run::
 
     python benchmarks/history_check.py [--operations 10000] [--keys 100] [--repeats 5]
+                                       [--baseline PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
+import subprocess
 import sys
-import time
-from collections.abc import Callable
+import tempfile
 from pathlib import Path
+from typing import IO
 
 from rich.console import Console
 from rich.table import Table
 
-from dw_testing.history.checker import Budget, check_history
 from dw_testing.history.events import Operation
 from dw_testing.history.generate import simulated_history
 
-sys.path.insert(0, str(Path(__file__).parent))
-import history_baseline  # a sibling file, not a package
+HERE = Path(__file__).resolve().parent.parent
+# The child: says where its checker comes from, then checks one JSON-lines history a line.
+# Budget(max_steps=None, max_seconds=...) and CheckResult.verdict/.steps are the same in
+# the checker before its rewrite and after it.
+CHECKER = """
+import json, sys, time
+from dw_testing.history import checker
+from dw_testing.history.events import Operation
+print(json.dumps(checker.__file__), flush=True)
+budget = checker.Budget(max_steps=None, max_seconds=120.0)
+for line in sys.stdin:
+    history = [Operation.from_json(row) for row in json.loads(line)]
+    started, cpu = time.perf_counter(), time.process_time()
+    result = checker.check_history(history, budget=budget)
+    print(json.dumps([time.perf_counter() - started, time.process_time() - cpu,
+                      result.verdict, result.steps]), flush=True)
+"""
+
+
+class CheckerProcess:
+    """The history checker of the code in ``tree``, in a child process."""
+
+    def __init__(self, label: str, tree: Path) -> None:
+        self.label, self.tree = label, tree.resolve()
+        self._child = subprocess.Popen(
+            [sys.executable, "-c", CHECKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True, env={**os.environ, "PYTHONPATH": str(self.tree)},
+            cwd=tempfile.gettempdir())  # ``python -c`` puts the working folder on sys.path
+        source = Path(json.loads(self._answer()))
+        if not source.resolve().is_relative_to(self.tree):
+            self.close()
+            raise SystemExit(f"the {label} checker was imported from {source}, not from "
+                             f"{self.tree}; pass a checkout that has dw_testing/history/")
+
+    def _answer(self) -> str:
+        stdout: IO[str] | None = self._child.stdout
+        line = stdout.readline() if stdout is not None else ""
+        if not line:
+            raise SystemExit(f"the {self.label} checker in {self.tree} stopped (see its "
+                             "error above); is it a checkout of this project?")
+        return line
+
+    def check(self, history: str) -> tuple[float, float, str, int]:
+        """Wall seconds, CPU seconds, verdict and search steps of one JSON-lines history."""
+        assert self._child.stdin is not None
+        self._child.stdin.write(history + "\n")
+        self._child.stdin.flush()
+        wall, cpu, verdict, steps = json.loads(self._answer())
+        return float(wall), float(cpu), str(verdict), int(steps)
+
+    def close(self) -> None:
+        if self._child.stdin is not None:
+            self._child.stdin.close()
+        self._child.wait(timeout=30)
+        if self._child.stdout is not None:
+            self._child.stdout.close()
+
 
 GOAL = 100_000  # calls per second of wall time, every scenario
 
@@ -70,50 +135,48 @@ def mean_in_flight(history: list[Operation]) -> float:
     return total / max(1, len(spans))
 
 
-def _timed(check: Callable[[list[Operation]], tuple[str, int]],
-           history: list[Operation]) -> tuple[float, float, str, int]:
-    """Wall seconds, CPU seconds of this process, verdict and search steps."""
-    started, cpu = time.perf_counter(), time.process_time()
-    verdict, steps = check(history)
-    return time.perf_counter() - started, time.process_time() - cpu, verdict, steps
+def _columns(labels: list[str]) -> list[str]:
+    columns = ["scenario", "overlapping calls", "verdict"]
+    columns += [f"calls / s {label}" for label in labels]
+    columns += [f"calls / CPU s {label}" for label in labels]
+    columns += ["speed-up (CPU)"] if len(labels) == 2 else []
+    return columns + [f"steps {label}" for label in labels]
 
 
-def _after(history: list[Operation]) -> tuple[str, int]:
-    result = check_history(history, budget=Budget(max_steps=None, max_seconds=120.0))
-    return result.verdict, result.steps
-
-
-def _before(history: list[Operation]) -> tuple[str, int]:
-    result = history_baseline.check_history(
-        history, budget=history_baseline.Budget(max_steps=None, max_seconds=120.0))
-    return result.verdict, result.steps
+def _agree(verdicts: dict[str, set[str]]) -> bool:
+    return len({frozenset(found) for found in verdicts.values()}) == 1
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--operations", type=int, default=10_000)
     parser.add_argument("--keys", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a checkout of an older commit, e.g. 364443e (see above)")
     args = parser.parse_args()
+    checkers = [CheckerProcess("after", HERE)]
+    if args.baseline is not None:
+        checkers.insert(0, CheckerProcess("before", args.baseline))
+    labels = [checker.label for checker in checkers]
     keys = [f"k{i}" for i in range(args.keys)]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    compared = (f"before ({args.baseline}) and after on the same histories"
+                if args.baseline else "this tree only; --baseline PATH adds a before")
     table = Table(title=f"history check: {args.operations} calls over {args.keys} keys, "
-                        f"median of {args.repeats}, before and after on the same histories "
-                        f"(violations include finding the fault); load average {load:.1f} "
-                        f"on {os.cpu_count()} CPUs")
-    for column in ("scenario", "overlapping calls", "verdict", "calls / s before",
-                   "calls / s after", "calls / CPU s before", "calls / CPU s after",
-                   "speed-up (CPU)", "steps before", "steps after"):
+                        f"median of {args.repeats}, {compared} (violations include finding "
+                        f"the fault); load average {load:.1f} on {os.cpu_count()} CPUs")
+    for column in _columns(labels):
         table.add_column(column, justify="left" if column == "scenario" else "right",
                          no_wrap=True)
     disagreements = []
     slow = []
     for name, processes, overlap, indeterminate, corrupt in SCENARIOS:
-        wall: dict[str, list[float]] = {"before": [], "after": []}
-        cpu: dict[str, list[float]] = {"before": [], "after": []}
-        verdicts: dict[str, set[str]] = {"before": set(), "after": set()}
-        steps = {"before": 0, "after": 0}
+        wall: dict[str, list[float]] = {label: [] for label in labels}
+        cpu: dict[str, list[float]] = {label: [] for label in labels}
+        verdicts: dict[str, set[str]] = {label: set() for label in labels}
+        steps = dict.fromkeys(labels, 0)
         concurrency = 0.0
         for repeat in range(args.repeats):
             rng = random.Random(f"{args.seed}/{name}/{repeat}")
@@ -123,28 +186,30 @@ def main() -> None:
             if corrupt:
                 history = corrupt_one_read(history, rng)
             concurrency = mean_in_flight(history)
-            # Alternate which goes first, so neither always runs on a warmer cache.
-            runs = [("before", _before), ("after", _after)]
-            for label, check in runs if repeat % 2 else reversed(runs):
-                seconds, cpu_seconds, verdict, count = _timed(check, history)
-                wall[label].append(seconds)
-                cpu[label].append(cpu_seconds)
-                verdicts[label].add(verdict)
-                steps[label] = count
-            if verdicts["before"] != verdicts["after"]:
+            line = json.dumps([op.to_json() for op in history])
+            # Alternate which goes first, so neither always runs on a warmer machine.
+            for checker in checkers if repeat % 2 else reversed(checkers):
+                seconds, cpu_seconds, verdict, count = checker.check(line)
+                wall[checker.label].append(seconds)
+                cpu[checker.label].append(cpu_seconds)
+                verdicts[checker.label].add(verdict)
+                steps[checker.label] = count
+            if not _agree(verdicts):
                 disagreements.append(f"{name} (repeat {repeat})")
-        rate = {label: args.operations / statistics.median(wall[label]) for label in wall}
+        rate = {label: args.operations / statistics.median(wall[label]) for label in labels}
         cpu_rate = {label: args.operations / max(1e-9, statistics.median(cpu[label]))
-                    for label in cpu}
+                    for label in labels}
         if rate["after"] < GOAL:
             slow.append(name)
         table.add_row(name, f"{concurrency:.1f}",
-                      "/".join(sorted(verdicts["after"]))
-                      + ("" if verdicts["before"] == verdicts["after"] else " (DIFFERS)"),
-                      f"{rate['before']:,.0f}", f"{rate['after']:,.0f}",
-                      f"{cpu_rate['before']:,.0f}", f"{cpu_rate['after']:,.0f}",
-                      f"{cpu_rate['after'] / cpu_rate['before']:.1f}x",
-                      f"{steps['before']:,}", f"{steps['after']:,}")
+                      "/".join(sorted(verdicts["after"])) + ("" if _agree(verdicts) else " (DIFFERS)"),
+                      *(f"{rate[label]:,.0f}" for label in labels),
+                      *(f"{cpu_rate[label]:,.0f}" for label in labels),
+                      *([f"{cpu_rate['after'] / cpu_rate['before']:.1f}x"]
+                        if len(labels) == 2 else []),
+                      *(f"{steps[label]:,}" for label in labels))
+    for checker in checkers:
+        checker.close()
     Console(width=200).print(table)
     print(f"goal: at least {GOAL:,} calls / s (wall) after, every scenario: "
           + ("met" if not slow else "NOT met on " + ", ".join(slow)))
