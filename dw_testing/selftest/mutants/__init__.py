@@ -1,12 +1,15 @@
 """Deliberately broken stores (the kill matrix): every one must fail the conformance suite.
 
-Each name below is a provider usable as ``--dw-store=dw_testing.mutants:<name>``;
-:data:`STORE_MUTANTS` lists them with the one defect each carries.
+Each mutant is one row of the table below: a name, usable as
+``--dw-store=dw_testing.mutants:<name>`` (its provider is in :data:`PROVIDERS`), the class
+carrying its one defect, and the clauses it breaks; :data:`STORE_MUTANTS` describes them.
 """
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from dw_testing.selftest.mutants.base import CorrectStore, Provider, memory_provider
 from dw_testing.selftest.mutants.coroutines import AsyncCheckThenWriteCreate
@@ -47,45 +50,6 @@ from dw_testing.selftest.mutants.readwrite import (
     UnsharedHandles,
 )
 from dw_testing.selftest.mutants.registry import MutantInfo, MutantLevel
-
-check_then_write_create = memory_provider("check_then_write_create", CheckThenWriteCreate)
-overwriting_create = memory_provider("overwriting_create", OverwritingCreate)
-in_place_create = memory_provider("in_place_create", InPlaceCreate)
-create_overwrites_put_record = memory_provider(
-    "create_overwrites_put_record", CreateOverwritesPutRecord
-)
-same_value_wins_again = memory_provider("same_value_wins_again", SameValueWinsAgain)
-false_to_winner = memory_provider("false_to_winner", FalseToWinner)
-conflict_reported_as_exists = memory_provider(
-    "conflict_reported_as_exists", ConflictReportedAsExists
-)
-false_during_concurrent_delete = memory_provider(
-    "false_during_concurrent_delete", FalseDuringConcurrentDelete
-)
-unshared_handles = memory_provider("unshared_handles", UnsharedHandles, shared=False)
-stale_cache_after_create = memory_provider("stale_cache_after_create", StaleCacheAfterCreate)
-torn_put = memory_provider("torn_put", TornPut)
-empty_value_as_none = memory_provider("empty_value_as_none", EmptyValueAsNone)
-truncates_large_values = memory_provider("truncates_large_values", TruncatesLargeValues)
-loses_write_on_reopen = memory_provider("loses_write_on_reopen", LosesWriteOnReopen)
-delete_blocks_recreate = memory_provider("delete_blocks_recreate", DeleteBlocksRecreate)
-delete_missing_raises = memory_provider("delete_missing_raises", DeleteMissingRaises)
-name_prefix_list = memory_provider("name_prefix_list", NamePrefixList)
-direct_children_list = memory_provider("direct_children_list", DirectChildrenList)
-unsorted_list = memory_provider("unsorted_list", UnsortedList)
-case_folded_keys = memory_provider("case_folded_keys", CaseFoldedKeys)
-accepts_traversal_keys = memory_provider("accepts_traversal_keys", AcceptsTraversalKeys)
-async_check_then_write_create = memory_provider(
-    "async_check_then_write_create", AsyncCheckThenWriteCreate
-)
-glob_matched_list = memory_provider("glob_matched_list", GlobMatchedList)
-empty_prefix_lists_nothing = memory_provider("empty_prefix_lists_nothing", EmptyPrefixListsNothing)
-first_page_list = memory_provider("first_page_list", FirstPageList)
-truncated_long_segments = memory_provider("truncated_long_segments", TruncatedLongSegments)
-cannot_nest_keys = memory_provider("cannot_nest_keys", CannotNestKeys)
-plain_value_error_for_bad_keys = memory_provider("plain_value_error_for_bad_keys",
-                                                 PlainValueErrorForBadKeys)
-parent_blocked_by_children = memory_provider("parent_blocked_by_children", ParentBlockedByChildren)
 
 # (name, the class carrying the defect, its section, the docs/contract.md clauses it breaks).
 _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
@@ -128,6 +92,27 @@ def _doc(cls: type) -> str:
     return " ".join((inspect.getdoc(cls) or "").split("\n\n")[0].split())
 
 
+# The providers that are not one shared memory backing over the defect's class.
+_OWN_PROVIDERS: dict[str, Provider] = {
+    "racy_between_processes": racy_between_processes,
+    "unshared_handles": memory_provider("unshared_handles", UnsharedHandles, shared=False),
+}
+
+#: The provider of each store mutant, by name.
+PROVIDERS: Mapping[str, Provider] = MappingProxyType({
+    name: _OWN_PROVIDERS.get(name) or memory_provider(name, cls)
+    for name, cls, _, _ in _STORE_DEFECTS
+})
+
+
+def __getattr__(name: str) -> Provider:
+    """``--dw-store=dw_testing.mutants:<name>`` reaches the provider of the mutant ``name``."""
+    try:
+        return PROVIDERS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
 #: Where users reach the mutants: ``dw_testing.mutants`` re-exports this package.
 PUBLIC_MODULE = "dw_testing.mutants"
 
@@ -137,39 +122,11 @@ STORE_MUTANTS: dict[str, MutantInfo] = {
 }
 
 __all__ = [
+    "PROVIDERS",
     "STORE_MUTANTS",
     "CorrectStore",
     "MutantInfo",
     "MutantLevel",
     "Provider",
-    "accepts_traversal_keys",
-    "async_check_then_write_create",
-    "cannot_nest_keys",
-    "case_folded_keys",
-    "check_then_write_create",
-    "conflict_reported_as_exists",
-    "create_overwrites_put_record",
-    "delete_blocks_recreate",
-    "delete_missing_raises",
-    "direct_children_list",
-    "empty_prefix_lists_nothing",
-    "empty_value_as_none",
-    "false_during_concurrent_delete",
-    "false_to_winner",
-    "first_page_list",
-    "glob_matched_list",
-    "in_place_create",
-    "loses_write_on_reopen",
-    "name_prefix_list",
-    "overwriting_create",
-    "parent_blocked_by_children",
-    "plain_value_error_for_bad_keys",
-    "racy_between_processes",
-    "same_value_wins_again",
-    "stale_cache_after_create",
-    "torn_put",
-    "truncated_long_segments",
-    "truncates_large_values",
-    "unshared_handles",
-    "unsorted_list",
+    *PROVIDERS,
 ]

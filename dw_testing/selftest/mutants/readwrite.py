@@ -85,37 +85,34 @@ class LosesWriteOnReopen(CorrectStore):
     the last plain ``put`` of a key is gone. Creates and deletes are durable.
     """
 
+    # The records are the correct store's; the cache lies over them. The backing's lock is
+    # reentrant, so each step holds it across the cache and the correct store's call.
     def put(self, key: str, data: bytes) -> None:
         name = self.checked_key(key, "put")
         with self.backing.lock:
             self.backing.unsynced[name] = bytes(data)
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
-        name = self.checked_key(key, "put_if_absent")
         with self.backing.lock:
-            if name in self.backing.unsynced or name in self.backing.records:
+            if self.checked_key(key, "put_if_absent") in self.backing.unsynced:
                 return False
-            self.backing.records[name] = bytes(data)
-            return True
+            return super().put_if_absent(key, data)
 
     def get(self, key: str) -> bytes | None:
-        name = self.checked_key(key, "get")
         with self.backing.lock:
-            if name in self.backing.unsynced:
-                return self.backing.unsynced[name]
-            return self.backing.records.get(name)
+            cached = self.backing.unsynced.get(self.checked_key(key, "get"))
+            return super().get(key) if cached is None else cached
 
     def delete(self, key: str) -> None:
-        name = self.checked_key(key, "delete")
         with self.backing.lock:
-            self.backing.unsynced.pop(name, None)
-            self.backing.records.pop(name, None)
+            self.backing.unsynced.pop(self.checked_key(key, "delete"), None)
+            super().delete(key)
 
     def list(self, prefix: str) -> list[str]:
-        normalised = self.checked_prefix(prefix)
         with self.backing.lock:
-            keys = set(self.backing.records) | set(self.backing.unsynced)
-            return sorted(k for k in keys if is_under(k, normalised))
+            base = self.checked_prefix(prefix)
+            cached = {k for k in self.backing.unsynced if is_under(k, base)}
+            return sorted(cached.union(super().list(prefix)))
 
     def close(self) -> None:
         with self.backing.lock:
