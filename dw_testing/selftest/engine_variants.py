@@ -24,6 +24,7 @@ The seams, and why each is the one to replace:
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -223,30 +224,28 @@ def create_retrying_every_error(store: Any, key: str, data: bytes) -> bytes | No
 
 # --- the registry --------------------------------------------------------------------------
 
-_OUTCOMES_MODULE = "reference_engine.waits.outcomes"
-_CLAIMS_MODULE = "reference_engine.claims"
-_REGISTRATION_MODULE = "reference_engine.waits.registration"
+# The modules that import create_then_read: settling an outcome, fenced saves, taking a
+# claim (where a race is decided), and registering a wait.
+_RACE_DECIDERS = ("reference_engine.waits.outcomes", executor_module.__name__,
+                  "reference_engine.claims")
+_EVERY_CREATE = (*_RACE_DECIDERS, "reference_engine.waits.registration")
 
 
-def _module(path: str) -> Any:
-    import importlib
-
-    return importlib.import_module(path)
+def _create_then_read_replaced(
+    by: Callable[..., Any], modules: tuple[str, ...],
+) -> tuple[tuple[Any, str, Any], ...]:
+    """Patches making each of ``modules`` call ``by`` where it calls ``create_then_read``."""
+    return tuple((importlib.import_module(path), "create_then_read", by) for path in modules)
 
 
 def _build() -> dict[str, EngineVariant]:
-    boolean = create_trusting_the_boolean
-    conflict = create_taking_conflict_for_exists
-    retry_all = create_retrying_every_error
     variants = [
         EngineVariant(
             "boolean_decision",
             "Decides every create race (outcome, revision, claim) from put_if_absent's "
             "boolean instead of reading the record back.",
             clauses=("C-LOST-1", "C-ENGINE-1"),
-            patches=((_module(_OUTCOMES_MODULE), "create_then_read", boolean),
-                     (executor_module, "create_then_read", boolean),
-                     (_module(_CLAIMS_MODULE), "create_then_read", boolean)),
+            patches=_create_then_read_replaced(create_trusting_the_boolean, _RACE_DECIDERS),
         ),
         EngineVariant(
             "signal_writes_run_record",
@@ -268,19 +267,14 @@ def _build() -> dict[str, EngineVariant]:
             "Takes a create that failed transiently (a 409 conflict, nothing landed) for a "
             "lost race, and never retries it (C-CREATE-6).",
             clauses=("C-CREATE-6", "C-ENGINE-1"),
-            patches=((_module(_OUTCOMES_MODULE), "create_then_read", conflict),
-                     (executor_module, "create_then_read", conflict),
-                     (_module(_CLAIMS_MODULE), "create_then_read", conflict),
-                     (_module(_REGISTRATION_MODULE), "create_then_read", conflict)),
+            patches=_create_then_read_replaced(create_taking_conflict_for_exists,
+                                               _EVERY_CREATE),
         ),
         EngineVariant(
             "retries_every_error",
             "Retries a create after any exception, a backend's own included, as if it were "
             "transient (C-ERR-2).",
-            patches=((_module(_OUTCOMES_MODULE), "create_then_read", retry_all),
-                     (executor_module, "create_then_read", retry_all),
-                     (_module(_CLAIMS_MODULE), "create_then_read", retry_all),
-                     (_module(_REGISTRATION_MODULE), "create_then_read", retry_all)),
+            patches=_create_then_read_replaced(create_retrying_every_error, _EVERY_CREATE),
             clauses=("C-ERR-2",),
         ),
         EngineVariant(
