@@ -201,8 +201,9 @@ def main() -> None:
                     for label in labels}
         if rate["after"] < GOAL:
             slow.append(name)
+        found = "/".join(sorted(verdicts["after"]))
         table.add_row(name, f"{concurrency:.1f}",
-                      "/".join(sorted(verdicts["after"])) + ("" if _agree(verdicts) else " (DIFFERS)"),
+                      found if _agree(verdicts) else f"{found} (DIFFERS)",
                       *(f"{rate[label]:,.0f}" for label in labels),
                       *(f"{cpu_rate[label]:,.0f}" for label in labels),
                       *([f"{cpu_rate['after'] / cpu_rate['before']:.1f}x"]
