@@ -88,6 +88,7 @@ def _the_consume(calls: list[StoreCall], indexes: list[int]) -> list[int]:
 
 
 def _the_first_two(_calls: list[StoreCall], indexes: list[int]) -> list[int]:
+    """The first two writes only: a slow store cannot afford a crash at every one."""
     return indexes[:2]
 
 
