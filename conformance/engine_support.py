@@ -10,10 +10,11 @@ import json
 import subprocess
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from dw_testing.kit.child_env import child_environment
-from dw_testing.kit.gates import Gate, GateTimeout, Spawned
+from dw_testing.kit.gates import Gate, GatedStore, GateTimeout, Spawned
 from dw_testing.kit.workflows import APPROVAL_SCHEMA as SCHEMA
 from dw_testing.kit.workflows import approval_workflow
 from reference_engine.engine import Engine
@@ -31,6 +32,8 @@ REVISIONS = f"{keys.runs_root()}/*/rev/*"
 REACH_POLL_SECONDS = 0.05
 CHILD_EXIT_SECONDS = 30.0
 FAST_ROUND_TRIP = 0.0002  # seconds; local stores answer in tens of microseconds
+
+T = TypeVar("T")
 
 
 def reach(gate: Gate, spawned: Spawned[Any], *, timeout: float = 30.0) -> None:
@@ -50,6 +53,18 @@ def reach(gate: Gate, spawned: Spawned[Any], *, timeout: float = 30.0) -> None:
             waited += REACH_POLL_SECONDS
             if waited >= timeout:
                 raise
+
+
+def parked_at_create(handle: Any, point: str, key: str, call: Callable[[GatedStore], T], *,
+                     name: str) -> tuple[Gate, Spawned[T]]:
+    """Start ``call`` on a gated ``handle`` in a thread; return once it is parked at ``point``
+    (``before`` or ``after_commit``) of its first ``put_if_absent`` under ``key``. The
+    call goes on when the returned gate is released."""
+    gated = GatedStore(handle)
+    gate = gated.pause("put_if_absent", point=point, key=key)
+    started = gated.spawn(lambda: call(gated), name=name)
+    reach(gate, started)
+    return gate, started
 
 
 def race_signals_in_processes(target: Any, wait_ids: list[str], *, racers: int, now: float,

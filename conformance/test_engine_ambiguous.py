@@ -24,7 +24,9 @@ from conformance.engine_support import (
 )
 from dw_testing.kit.faults import FaultyStore
 from dw_testing.plugin.engine_fixtures import MakeEngine
+from reference_engine.engine import Engine
 from reference_engine.records import keys
+from reference_engine.records.views import Delivery, RunView
 from reference_engine.refusals import Refusal
 
 pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent")]
@@ -50,20 +52,31 @@ def _lifecycle(engine: Any, store: Any) -> None:
     assert_applied_once(engine, store, view.run_id, delivery.receipt.id)
 
 
+def _signal_meeting(fault: str, faulty: FaultyStore,
+                    make: MakeEngine) -> tuple[Engine, RunView, Delivery]:
+    """Suspend a run, then signal its wait while the outcome's create meets ``fault``."""
+    engine = make(faulty)
+    view = engine.run(approval_workflow())
+    faulty.inject("put_if_absent", fault, key=OUTCOMES)
+    return engine, view, engine.signal(view.waits[0].wait_id, YES)
+
+
+def _assert_stored_as_accepted(store: Any, wait_id: str, receipt: str) -> None:
+    """The stored outcome accepts the wait, with the receipt its signal was told."""
+    assert outcome_kind(store, wait_id) == "accepted"
+    assert receipt.encode() in (store.get(keys.outcome_key(wait_id)) or b""), (
+        "the stored outcome holds another receipt than the one the signal was told")
+
+
 @pytest.mark.dw_clause("C-LOST-1", "C-ENGINE-1")
 def test_a_signal_whose_create_reply_was_lost_is_still_accepted(
     faulty: FaultyStore, dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
     """The outcome's create commits but its reply is lost; the engine must find its own
     receipt stored and report the signal accepted, not refuse or duplicate it."""
-    engine = dw_make_engine(faulty)
-    view = engine.run(approval_workflow())
-    wait_id = view.waits[0].wait_id
-    faulty.inject("put_if_absent", "drop-response-after-commit", key=OUTCOMES)
-    delivery = engine.signal(wait_id, YES)
-    assert delivery.wait_id == wait_id
-    assert outcome_kind(dw_store, wait_id) == "accepted"
-    assert delivery.receipt.id.encode() in (dw_store.get(keys.outcome_key(wait_id)) or b"")
+    engine, view, delivery = _signal_meeting("drop-response-after-commit", faulty, dw_make_engine)
+    assert delivery.wait_id == view.waits[0].wait_id
+    _assert_stored_as_accepted(dw_store, view.waits[0].wait_id, delivery.receipt.id)
     assert engine.resume(view.run_id).status == "succeeded"
     assert_applied_once(engine, dw_store, view.run_id, delivery.receipt.id)
 
@@ -74,10 +87,7 @@ def test_a_signal_told_false_although_its_create_won_is_still_accepted(
 ) -> None:
     """What a retried create after a lost reply answers on S3 or GCS: ``False`` to the
     writer that won. The identity read-back must still make it the winner."""
-    engine = dw_make_engine(faulty)
-    view = engine.run(approval_workflow())
-    faulty.inject("put_if_absent", "false-to-winner", key=OUTCOMES)
-    delivery = engine.signal(view.waits[0].wait_id, YES)
+    engine, view, delivery = _signal_meeting("false-to-winner", faulty, dw_make_engine)
     with pytest.raises(Refusal) as second:
         engine.signal(view.waits[0].wait_id, YES)
     assert second.value.kind == "already_settled"
@@ -104,11 +114,6 @@ def test_an_ambiguous_create_of_every_record_loses_and_duplicates_nothing(
 def test_a_conflict_on_a_signal_does_not_refuse_it(
     faulty: FaultyStore, dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = dw_make_engine(faulty)
-    view = engine.run(approval_workflow())
-    faulty.inject("put_if_absent", "conflict-409-once", key=OUTCOMES)
-    delivery = engine.signal(view.waits[0].wait_id, YES)
-    assert outcome_kind(dw_store, view.waits[0].wait_id) == "accepted"
-    assert delivery.receipt.id.encode() in (
-        dw_store.get(keys.outcome_key(view.waits[0].wait_id)) or b"")
+    _, view, delivery = _signal_meeting("conflict-409-once", faulty, dw_make_engine)
+    _assert_stored_as_accepted(dw_store, view.waits[0].wait_id, delivery.receipt.id)
 

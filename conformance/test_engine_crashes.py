@@ -19,17 +19,17 @@ from conformance.engine_support import (
     approval_workflow,
     assert_applied_once,
     is_slow,
+    receipt_in_run,
 )
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash, StoreCall
+from dw_testing.kit.spec import StoreFactory
 from dw_testing.plugin.engine_fixtures import MakeEngine
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal
 
-pytestmark = [pytest.mark.dw_engine,
-              pytest.mark.dw_requires("put_if_absent", "cross_handle")]
+pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent", "cross_handle")]
 
-OpenHandle = Callable[[], Any]
 WRITES = ("put", "put_if_absent", "delete")
 POINTS = ("before", "after_commit")
 SHORT_LEASE_MS = 3_000  # a restarted process waits out the dead holder's lease in few polls
@@ -46,34 +46,50 @@ def _suspended_and_signalled(make: MakeEngine, store: Any, run_id: str) -> str:
     return engine.signal(view.waits[0].wait_id, YES).receipt.id
 
 
-def _explore(dw_make_engine: MakeEngine, dw_store: Any, dw_open_handle: OpenHandle,
-             act: Callable[[Any, str], object], prepare: Callable[[str], str]) -> int:
-    """Crash ``act`` at every write (both points); recover each with a fresh engine."""
+Act = Callable[[Any, str], object]
+Recover = Callable[[Any, str, str], None]
+SlowPick = Callable[[list[StoreCall], list[int]], list[int]]
+
+
+def _explore(dw_make_engine: MakeEngine, dw_store: Any, dw_open_handle: StoreFactory, *,
+             prefix: str, act: Act, recover: Recover, slow_pick: SlowPick) -> int:
+    """Crash ``act(engine, run_id)`` at every write (both points) on a run a signal won;
+    then ``recover(engine, run_id, receipt)`` with a fresh engine on a fresh handle (the
+    restarted process). On a slow store only the writes ``slow_pick`` keeps are tried."""
     probe = FaultyStore(dw_store)
-    prepare("probe")
+    _suspended_and_signalled(dw_make_engine, dw_store, "probe")
     act(dw_make_engine(probe, lease_ttl_ms=SHORT_LEASE_MS), "probe")
     indexes = _write_indexes(probe.calls)
     if is_slow(dw_store):
-        consume = [i for i in indexes if probe.calls[i].op == "put_if_absent"
-                   and keys.parse_revision_key(probe.calls[i].key) is not None]
-        indexes = consume[:1]
+        indexes = slow_pick(probe.calls, indexes)
     for index in indexes:
         for point in POINTS:
-            run_id = f"crash-{index}-{point}"
-            receipt = prepare(run_id)
+            run_id = f"{prefix}-{index}-{point}"
+            receipt = _suspended_and_signalled(dw_make_engine, dw_store, run_id)
             dying = FaultyStore(dw_open_handle())
             dying.crash(None, after_calls=index, point=point)
             with pytest.raises(SimulatedCrash):
                 act(dw_make_engine(dying, lease_ttl_ms=SHORT_LEASE_MS), run_id)
             restarted = dw_make_engine(dw_open_handle(), lease_ttl_ms=SHORT_LEASE_MS)
-            _finish(restarted, run_id)
             try:
-                assert_applied_once(restarted, dw_store, run_id, receipt)
+                recover(restarted, run_id, receipt)
             except AssertionError as failure:
                 call = dying.crashed_at
-                failure.add_note(f"crashed {point} {call.op}({call.key!r})" if call else "")
+                failure.add_note(f"crashed {point} {call.op}({call.key!r})" if call
+                                 else f"crashed {point} call {index}")
                 raise
     return len(indexes)
+
+
+def _the_consume(calls: list[StoreCall], indexes: list[int]) -> list[int]:
+    """The first create of a revision: the resume's consume."""
+    return [i for i in indexes if calls[i].op == "put_if_absent"
+            and keys.parse_revision_key(calls[i].key) is not None][:1]
+
+
+def _the_first_two(_calls: list[StoreCall], indexes: list[int]) -> list[int]:
+    """The first two writes only: a slow store cannot afford a crash at every one."""
+    return indexes[:2]
 
 
 def _finish(engine: Any, run_id: str) -> None:
@@ -88,52 +104,38 @@ def _finish(engine: Any, run_id: str) -> None:
 
 @pytest.mark.dw_clause("C-LOST-1", "C-ENGINE-2")
 def test_a_resume_killed_at_any_write_is_finished_by_a_restart_exactly_once(
-    dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: StoreFactory, dw_make_engine: MakeEngine,
 ) -> None:
-    explored = _explore(dw_make_engine, dw_store, dw_open_handle,
-                        lambda engine, run_id: engine.resume(run_id),
-                        lambda run_id: _suspended_and_signalled(dw_make_engine, dw_store, run_id))
+    def finish_exactly_once(restarted: Any, run_id: str, receipt: str) -> None:
+        _finish(restarted, run_id)
+        assert_applied_once(restarted, dw_store, run_id, receipt)
+
+    explored = _explore(dw_make_engine, dw_store, dw_open_handle, prefix="crash",
+                        act=lambda engine, run_id: engine.resume(run_id),
+                        recover=finish_exactly_once, slow_pick=_the_consume)
     assert explored >= 1
 
 
 @pytest.mark.dw_clause("C-LOST-1", "C-ENGINE-2")
 def test_a_cancel_killed_at_any_write_keeps_the_signal_that_won(
-    dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: StoreFactory, dw_make_engine: MakeEngine,
 ) -> None:
     """A signal won, then the cancel dies; a restarted cancel ends the run and the
     receipt is kept in the run record."""
-    receipts: dict[str, str] = {}
 
-    def prepare(run_id: str) -> str:
-        receipts[run_id] = _suspended_and_signalled(dw_make_engine, dw_store, run_id)
-        return receipts[run_id]
+    def cancel_keeping_the_receipt(restarted: Any, run_id: str, receipt: str) -> None:
+        assert restarted.cancel(run_id).status == "cancelled"
+        shown = restarted.show(run_id)
+        assert receipt_in_run(shown) == receipt, (
+            "the signal that won was lost when the cancel died")
+        wait_id = shown["steps"]["approval"]["wait"]["id"]
+        assert dw_store.get(keys.wait_key(wait_id)) is None
+        assert dw_store.get(keys.outcome_key(wait_id)) is None
 
-    def cancel(engine: Any, run_id: str) -> object:
-        return engine.cancel(run_id)
-
-    probe = FaultyStore(dw_store)
-    prepare("probe")
-    cancel(dw_make_engine(probe, lease_ttl_ms=SHORT_LEASE_MS), "probe")
-    indexes = _write_indexes(probe.calls)
-    if is_slow(dw_store):
-        indexes = indexes[:2]
-    for index in indexes:
-        for point in POINTS:
-            run_id = f"cancel-{index}-{point}"
-            receipt = prepare(run_id)
-            dying = FaultyStore(dw_open_handle())
-            dying.crash(None, after_calls=index, point=point)
-            with pytest.raises(SimulatedCrash):
-                cancel(dw_make_engine(dying, lease_ttl_ms=SHORT_LEASE_MS), run_id)
-            restarted = dw_make_engine(dw_open_handle(), lease_ttl_ms=SHORT_LEASE_MS)
-            assert restarted.cancel(run_id).status == "cancelled"
-            shown = restarted.show(run_id)
-            output = shown["steps"]["approval"]["output"] or {}
-            assert (output.get("signal") or {}).get("id") == receipt, (
-                f"the signal that won was lost when the cancel died {point} call {index}")
-            wait_id = shown["steps"]["approval"]["wait"]["id"]
-            assert dw_store.get(keys.wait_key(wait_id)) is None
-            assert dw_store.get(keys.outcome_key(wait_id)) is None
+    explored = _explore(dw_make_engine, dw_store, dw_open_handle, prefix="cancel",
+                        act=lambda engine, run_id: engine.cancel(run_id),
+                        recover=cancel_keeping_the_receipt, slow_pick=_the_first_two)
+    assert explored >= 1
 
 
 # --- settle, then hint: the index may lose a hint, never a resume ----------------------------
@@ -150,7 +152,7 @@ def _settle_by_looking_late(engine: Any, _wait_id: str) -> object:
                          ids=["signal", "lazy-timeout"])
 @pytest.mark.dw_clause("C-LOST-1", "C-ENGINE-2")
 def test_a_settler_killed_after_any_store_call_is_resumed_by_the_next_full_scan(
-    settler: Callable[[Any, str], object], dw_store: Any, dw_open_handle: OpenHandle,
+    settler: Callable[[Any, str], object], dw_store: Any, dw_open_handle: StoreFactory,
     dw_make_engine: MakeEngine, dw_clock: FakeClock,
 ) -> None:
     """Settle-then-hint dies after each of its store calls in turn. An indexed pass resumes

@@ -33,6 +33,7 @@ from conformance.engine_support import (
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.gates import GatedStore
 from dw_testing.kit.procs import DwChildTarget
+from dw_testing.kit.spec import StoreFactory
 from dw_testing.kit.together import run_together
 from dw_testing.plugin.engine_fixtures import MakeEngine
 from reference_engine.engine import Engine
@@ -44,11 +45,12 @@ from reference_engine.workflows.model import Workflow
 
 pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent")]
 
-OpenHandle = Callable[[], Any]
 WAITS_PER_RUN = 6
 THREADS = 8
 HANDLES = 6
 PROCESSES = 4
+# Per racer, per wait: ("won", receipt) or ("refused", refusal kind).
+Answers = Sequence[Sequence[Sequence[str]]]
 
 
 def _many_waits(count: int = WAITS_PER_RUN) -> Workflow:
@@ -71,7 +73,7 @@ def _signal_each(engine: Engine, wait_ids: list[str]) -> list[tuple[str, str]]:
 
 
 def _check_races(engine: Engine, store: Any, run_id: str, wait_ids: list[str],
-                 answers: Sequence[Sequence[Sequence[str]]]) -> None:
+                 answers: Answers) -> None:
     """Per wait: one racer won, the others were told already_settled, and the run applies
     exactly the winner's receipt."""
     winners: dict[str, str] = {}
@@ -101,27 +103,34 @@ def _suspended_many(engine: Engine) -> tuple[str, list[str]]:
     return view.run_id, [w.wait_id for w in sorted(view.waits, key=lambda w: w.step)]
 
 
+def _race(engine: Engine, store: Any, signal_all: Callable[[list[str]], Answers]) -> None:
+    """Suspend a run of many waits; ``signal_all(wait_ids)`` races its signallers over them
+    and returns each one's answers; then check the races."""
+    run_id, wait_ids = _suspended_many(engine)
+    _check_races(engine, store, run_id, wait_ids, signal_all(wait_ids))
+
+
+def _on_threads(racers: list[Engine]) -> Callable[[list[str]], Answers]:
+    """Each racer signals every wait in turn, all racers at once, each on its own thread."""
+    return lambda wait_ids: run_together(
+        [functools.partial(_signal_each, racer, wait_ids) for racer in racers])
+
+
 @pytest.mark.dw_clause("C-CREATE-2", "C-HANDLE-2", "C-ENGINE-2")
 def test_signals_racing_from_threads_have_one_winner_per_wait(
     dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = dw_make_engine(dw_store)
-    run_id, wait_ids = _suspended_many(engine)
     racers = [dw_make_engine(dw_store) for _ in range(THREADS)]
-    answers = run_together([functools.partial(_signal_each, e, wait_ids) for e in racers])
-    _check_races(engine, dw_store, run_id, wait_ids, answers)
+    _race(dw_make_engine(dw_store), dw_store, _on_threads(racers))
 
 
 @pytest.mark.dw_clause("C-CREATE-2", "C-HANDLE-1", "C-ENGINE-2")
 @pytest.mark.dw_requires("cross_handle")
 def test_signals_racing_from_handles_have_one_winner_per_wait(
-    dw_store: Any, dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
+    dw_store: Any, dw_open_handle: StoreFactory, dw_make_engine: MakeEngine,
 ) -> None:
-    engine = dw_make_engine(dw_store)
-    run_id, wait_ids = _suspended_many(engine)
     racers = [dw_make_engine(dw_open_handle()) for _ in range(HANDLES)]
-    answers = run_together([functools.partial(_signal_each, e, wait_ids) for e in racers])
-    _check_races(engine, dw_store, run_id, wait_ids, answers)
+    _race(dw_make_engine(dw_store), dw_store, _on_threads(racers))
 
 
 @pytest.mark.dw_clause("C-CREATE-2", "C-CHILD-1", "C-ENGINE-2")
@@ -130,11 +139,8 @@ def test_signals_racing_from_processes_have_one_winner_per_wait(
     dw_store: Any, dw_child_target: DwChildTarget, dw_clock: FakeClock,
     dw_make_engine: MakeEngine,
 ) -> None:
-    engine = dw_make_engine(dw_store)
-    run_id, wait_ids = _suspended_many(engine)
-    answers = race_signals_in_processes(dw_child_target, wait_ids, racers=PROCESSES,
-                                        now=dw_clock.now(), payload=YES)
-    _check_races(engine, dw_store, run_id, wait_ids, answers)
+    _race(dw_make_engine(dw_store), dw_store, lambda wait_ids: race_signals_in_processes(
+        dw_child_target, wait_ids, racers=PROCESSES, now=dw_clock.now(), payload=YES))
 
 
 @pytest.mark.dw_clause("C-ENGINE-2")
@@ -215,7 +221,7 @@ def test_a_wait_with_a_large_schema_suspends_and_resumes(
 @pytest.mark.dw_clause("C-HANDLE-3", "C-ENGINE-2")
 @pytest.mark.dw_requires("durable_reopen")
 def test_a_run_released_before_the_store_was_reopened_resumes_at_once(
-    dw_open_handle: OpenHandle, dw_make_engine: MakeEngine,
+    dw_open_handle: StoreFactory, dw_make_engine: MakeEngine,
 ) -> None:
     """The suspended run released its claim; after a reopen nobody may still seem to hold it."""
     first = dw_open_handle()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,14 +36,14 @@ from dw_testing.history import (
     assert_linearizable,
 )
 from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.spec import StoreFactory
 from dw_testing.kit.together import run_together
 from dw_testing.plugin.engine_fixtures import MakeEngine
 from dw_testing.plugin.profiles import rng
 from reference_engine.engine import Engine
 from reference_engine.refusals import Refusal
 
-pytestmark = [pytest.mark.dw_engine,
-              pytest.mark.dw_requires("put_if_absent", "cross_handle")]
+pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent", "cross_handle")]
 
 ROUNDS = 3
 SLOW_STORE_ROUNDS = 1  # an emulated or remote store: one round, not minutes of them
@@ -135,7 +134,7 @@ def _plans(random_: random.Random, run_ids: list[str]) -> list[list[tuple[str, s
 
 @pytest.mark.dw_clause("C-CREATE-2", "C-HANDLE-2", "C-LOST-1", "C-ENGINE-2")
 def test_concurrent_signals_timeouts_cancels_and_resumes_decide_each_wait_once(
-    dw_store: Any, dw_open_handle: Callable[[], Any], dw_clock: FakeClock,
+    dw_store: Any, dw_open_handle: StoreFactory, dw_clock: FakeClock,
     dw_make_engine: MakeEngine,
 ) -> None:
     random_ = rng("engine-parallel")

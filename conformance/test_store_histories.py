@@ -8,7 +8,6 @@ beneath it. A history the checker cannot settle within its budget is UNKNOWN, no
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from dw_testing.history import Budget, Operation, assert_linearizable
 from dw_testing.history.workload import run_processes, run_threads
 from dw_testing.kit.procs import ChildTarget
+from dw_testing.kit.spec import StoreFactory
 from dw_testing.plugin.profiles import rng
 
 pytestmark = [pytest.mark.dw_store_contract, pytest.mark.dw_requires("put_if_absent")]
@@ -35,34 +35,26 @@ def _check(history: list[Operation], seed: int) -> None:
 
 @pytest.mark.dw_clause("C-CREATE-2", "C-CREATE-3", "C-CREATE-4", "C-HANDLE-1", "C-KEY-3")
 @pytest.mark.dw_requires("cross_handle")
-def test_racing_handles_over_a_few_keys_are_linearizable(
-    dw_open_handle: Callable[[], Any],
-) -> None:
+def test_racing_handles_over_a_few_keys_are_linearizable(dw_open_handle: StoreFactory) -> None:
     seed = rng("histories/few-keys").randrange(2**32)
-    history = run_threads(dw_open_handle, racers=4, calls=40, keys=FEW_KEYS, seed=seed)
-    _check(history, seed)
+    _check(run_threads(dw_open_handle, racers=4, calls=40, keys=FEW_KEYS, seed=seed), seed)
 
 
 @pytest.mark.dw_clause("C-CREATE-2", "C-CREATE-3", "C-CREATE-4", "C-HANDLE-1")
 @pytest.mark.dw_requires("cross_handle")
-def test_racing_handles_on_one_hot_key_are_linearizable(
-    dw_open_handle: Callable[[], Any],
-) -> None:
+def test_racing_handles_on_one_hot_key_are_linearizable(dw_open_handle: StoreFactory) -> None:
     seed = rng("histories/hot-key").randrange(2**32)
-    history = run_threads(dw_open_handle, racers=4, calls=30, keys=HOT_KEY, seed=seed)
-    _check(history, seed)
+    _check(run_threads(dw_open_handle, racers=4, calls=30, keys=HOT_KEY, seed=seed), seed)
 
 
 @pytest.mark.dw_clause("C-HANDLE-2", "C-CREATE-2")
 def test_racing_threads_on_one_handle_are_linearizable(dw_store: Any) -> None:
     seed = rng("histories/one-handle").randrange(2**32)
-    history = run_threads(lambda: dw_store, racers=4, calls=30, keys=FEW_KEYS, seed=seed)
-    _check(history, seed)
+    _check(run_threads(lambda: dw_store, racers=4, calls=30, keys=FEW_KEYS, seed=seed), seed)
 
 
 @pytest.mark.dw_clause("C-CHILD-1", "C-CREATE-2")
 @pytest.mark.dw_requires("cross_process")
 def test_racing_processes_are_linearizable(dw_child_target: ChildTarget) -> None:
     seed = rng("histories/processes").randrange(2**32)
-    history = run_processes(dw_child_target, racers=3, calls=40, keys=FEW_KEYS, seed=seed)
-    _check(history, seed)
+    _check(run_processes(dw_child_target, racers=3, calls=40, keys=FEW_KEYS, seed=seed), seed)
