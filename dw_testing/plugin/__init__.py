@@ -19,7 +19,8 @@ import pytest
 from dw_testing.kit.procs import DwChildTarget
 from dw_testing.plugin import hookspecs
 from dw_testing.plugin.capabilities import conformance_test
-from dw_testing.plugin.catalogue import CatalogueError, describe_known
+from dw_testing.plugin.catalogue.entries import CatalogueError
+from dw_testing.plugin.catalogue.resolution import describe_known
 from dw_testing.plugin.deviations import DeviationError
 from dw_testing.plugin.options import MARKERS, add_options
 from dw_testing.plugin.session import PLUGIN_NAME, DwSession, add_suite

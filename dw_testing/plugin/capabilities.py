@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import pytest
 
 from dw_testing.kit.spec import CAPABILITIES
-from dw_testing.plugin.catalogue import capability_hint
+from dw_testing.plugin.catalogue.entries import capability_hint
 
 MODULE_ATTRIBUTE = "DW_CAPABILITY"
 F = TypeVar("F", bound=Callable[..., Any])

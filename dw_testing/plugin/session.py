@@ -22,17 +22,11 @@ from dw_testing.kit.prefixed import PrefixedStore
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin import capabilities as caps_mod
 from dw_testing.plugin import run_facts
-from dw_testing.plugin.catalogue import (
-    EnteredStores,
-    StoreEntry,
-    aliases,
-    known_names,
-    named_by_spec,
-    names_itself,
-    read_pyproject_tool,
-    resolve,
-    unique_ids,
-)
+from dw_testing.plugin.catalogue.builtin import aliases
+from dw_testing.plugin.catalogue.entered import EnteredStores
+from dw_testing.plugin.catalogue.entries import StoreEntry, named_by_spec, names_itself, unique_ids
+from dw_testing.plugin.catalogue.pyproject import read_pyproject_tool
+from dw_testing.plugin.catalogue.resolution import known_names, resolve
 from dw_testing.plugin.clauses import MARKER as CLAUSE_MARKER
 from dw_testing.plugin.clauses import ContractMissing, unknown_citations
 from dw_testing.plugin.deviations import (

@@ -1,0 +1,146 @@
+"""Providers: how each kind of store is entered once for a session, yielding its StoreSpec.
+
+A *factory* is a zero-argument callable returning a new handle per call, with optional
+``.capabilities``. A *provider* is a zero-argument callable returning a context manager that
+yields a ``StoreSpec``; a provider is told from a factory by the engine's
+:func:`~reference_engine.stores.registry.made_by_provider` rule. An ``exec:`` store's
+capabilities are what its child announces in the ``dw-store/1`` handshake.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from dw_testing.kit.spec import StoreSpec
+from dw_testing.plugin.catalogue.entries import CatalogueError, Provider, check_capabilities
+from reference_engine.stores.async_adapter import adapt_if_async
+from reference_engine.stores.contract import close_store
+from reference_engine.stores.exec import end_spares
+from reference_engine.stores.registry import IMPORT_PATH, load_object, made_by_provider, open_store
+
+
+def memory_provider(session: str, name: str = "") -> Provider:
+    """The memory store ``name`` (``dwc-<session>`` if none), shared by every handle."""
+    space = name or f"dwc-{session}"
+
+    @contextlib.contextmanager
+    def provide() -> Iterator[StoreSpec]:
+        from reference_engine.stores.memory import MemoryStore
+
+        yield StoreSpec(factory=lambda: MemoryStore(space), uri=f"memory://{space}", name="memory")
+
+    return provide
+
+
+def uri_provider(uri: str, name: str) -> Provider:
+    """A store the engine's registry opens from ``uri``; nothing to start or stop."""
+
+    @contextlib.contextmanager
+    def provide() -> Iterator[StoreSpec]:
+        yield StoreSpec(factory=lambda: open_store(uri), uri=uri, name=name)
+
+    return provide
+
+
+@contextlib.contextmanager
+def temporary_file_store() -> Iterator[StoreSpec]:
+    """A filesystem store in a temporary directory, removed at the end (fsync off)."""
+    with tempfile.TemporaryDirectory(prefix="dw-file-") as root:
+        uri = f"file://{root}?fsync=0"
+        yield StoreSpec(factory=lambda: open_store(uri), uri=uri, name="file")
+
+
+@contextlib.contextmanager
+def temporary_sqlite_store() -> Iterator[StoreSpec]:
+    """A SQLite store in a temporary database, removed at the end."""
+    with tempfile.TemporaryDirectory(prefix="dw-sqlite-") as root:
+        uri = f"sqlite:///{root}/dw.db"
+        yield StoreSpec(factory=lambda: open_store(uri), uri=uri, name="sqlite")
+
+
+def exec_provider(reference: str, label: str) -> Provider:
+    """Open one handle to read the child's handshake: its capabilities join the spec."""
+
+    @contextlib.contextmanager
+    def provide() -> Iterator[StoreSpec]:
+        sample = open_store(reference)
+        try:
+            announced = dict(getattr(sample, "capabilities", {}) or {})
+        finally:
+            close_store(sample)
+        check_capabilities(announced, f"exec store {label!r} (its dw-store/1 handshake)")
+        try:
+            yield StoreSpec(factory=lambda: open_store(reference), uri=reference,
+                            capabilities=announced, name=label)
+        finally:
+            # Children started ahead of need would outlive the session (and its temp dirs).
+            end_spares()
+
+    return provide
+
+
+_SCRIPT_SUFFIXES = (".ts", ".tsx", ".mts", ".js", ".mjs", ".cjs", ".py")
+
+
+def exec_name(command: str) -> str:
+    """A test-id name for an ``exec:`` command: its script's stem (``fs_store``), or ``exec``."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return "exec"
+    scripts = [w for w in words if w.endswith(_SCRIPT_SUFFIXES) and not w.startswith("-")]
+    return Path(scripts[-1]).stem if scripts else "exec"
+
+
+def object_provider(obj: object, label: str) -> Provider:
+    """A factory, a provider or a StoreSpec (``label`` names it in errors)."""
+    return lambda: enter_object(obj, label)
+
+
+def lazy_provider(import_path: str) -> Provider:
+    """The object at ``import_path``, imported only when the store is entered."""
+    return lambda: enter_object(load_object(import_path), import_path)
+
+
+@contextlib.contextmanager
+def enter_object(obj: object, label: str) -> Iterator[StoreSpec]:
+    """Enter a factory, a provider or a StoreSpec; yields the spec for the session."""
+    if isinstance(obj, StoreSpec):
+        yield obj
+        return
+    if not callable(obj):
+        raise CatalogueError(
+            f"store {label!r} is neither callable nor a StoreSpec; point at a zero-argument "
+            "factory, a provider returning a context manager, or a StoreSpec"
+        )
+    made = obj()
+    if made_by_provider(made):
+        with made as spec:
+            if not isinstance(spec, StoreSpec):
+                raise CatalogueError(
+                    f"provider {label!r} yielded {type(spec).__name__}, not a StoreSpec; "
+                    "yield StoreSpec(factory, uri, capabilities)"
+                )
+            yield spec
+        return
+    # The sample call only told us what `obj` is; adapting it refuses a mixed store now.
+    close_store(adapt_if_async(made, label=label))
+    declared = getattr(obj, "capabilities", {}) or {}
+    yield StoreSpec(factory=obj, uri=label if IMPORT_PATH.match(label) else None,
+                    capabilities=dict(declared), name=label)
+
+
+def check_object_capabilities(obj: object, label: str) -> None:
+    """Refuse a factory's ``.capabilities`` that is no mapping or names an unknown capability."""
+    declared = getattr(obj, "capabilities", None)
+    if isinstance(obj, StoreSpec) or declared is None:
+        return
+    if not isinstance(declared, Mapping):
+        raise CatalogueError(
+            f"{label}.capabilities must be a mapping like {{'cross_process': True}}"
+        )
+    check_capabilities(declared, f"store {label!r}")
