@@ -6,8 +6,10 @@ tests whose capabilities the store lacks, marks known deviations ``xfail(strict=
 writes the report. Without ``--dw-store`` it changes nothing: the fixtures still work, on a
 session-shared memory store, so a user's own tests can use them.
 
-Where things live: options and markers in :mod:`.options`, the run's state in
-:mod:`.session`, store fixtures in :mod:`.fixtures`, engine fixtures in :mod:`.engine_fixtures`.
+Where things live: options and markers in :mod:`.options`; the run's state in :mod:`.session`
+and its hooks by phase in :mod:`.collection`, :mod:`.outcomes` and :mod:`.summary`; the stores
+``--dw-store`` names in :mod:`.catalogue`; store fixtures in :mod:`.fixtures`, engine fixtures in
+:mod:`.engine_fixtures`.
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from dw_testing.plugin import hookspecs
 from dw_testing.plugin.capabilities import conformance_test
 from dw_testing.plugin.catalogue.entries import CatalogueError
 from dw_testing.plugin.catalogue.resolution import describe_known
+from dw_testing.plugin.collection import CollectionHooks, add_suite
 from dw_testing.plugin.deviations import DeviationError
 from dw_testing.plugin.options import MARKERS, add_options
-from dw_testing.plugin.session import PLUGIN_NAME, DwSession, add_suite
+from dw_testing.plugin.outcomes import OutcomeHooks
+from dw_testing.plugin.session import PLUGIN_NAME, DwSession
+from dw_testing.plugin.summary import SummaryHooks, XdistHooks
 
 __all__ = ["DwChildTarget", "conformance_test"]
 
@@ -70,6 +75,13 @@ def pytest_configure(config: pytest.Config) -> None:
         session = DwSession(config)
     except (CatalogueError, DeviationError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.pluginmanager.register(session, PLUGIN_NAME)
+    plugins = config.pluginmanager
+    plugins.register(session, PLUGIN_NAME)
+    # One plugin a phase of the run, each over the run's session.
+    plugins.register(CollectionHooks(session), f"{PLUGIN_NAME}-collection")
+    plugins.register(OutcomeHooks(session), f"{PLUGIN_NAME}-outcomes")
+    plugins.register(SummaryHooks(session), f"{PLUGIN_NAME}-summary")
+    if not session.is_worker and plugins.hasplugin("xdist"):
+        plugins.register(XdistHooks(session), f"{PLUGIN_NAME}-xdist")
     if session.active:
         add_suite(config)
