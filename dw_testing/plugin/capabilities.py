@@ -34,13 +34,18 @@ def required(item: pytest.Item) -> list[str]:
 
 def check_names(item: pytest.Item) -> None:
     """Refuse a ``dw_requires`` naming a capability the suite does not know (a typo)."""
-    unknown = sorted(set(required(item)) - set(CAPABILITIES))
+    unknown = _unknown_names(required(item))
     if unknown:
-        raise pytest.UsageError(
-            f"{item.nodeid}: dw_requires names unknown capabilit"
-            f"{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; known: "
-            f"{', '.join(sorted(CAPABILITIES))}"
-        )
+        raise pytest.UsageError(f"{item.nodeid}: dw_requires names {unknown}")
+
+
+def _unknown_names(names: Iterable[str]) -> str:
+    """``unknown capability x; known: ...`` for names the suite does not know, else ``""``."""
+    unknown = sorted(set(names) - set(CAPABILITIES))
+    if not unknown:
+        return ""
+    return (f"unknown capabilit{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(CAPABILITIES))}")
 
 
 def report_capability(item: pytest.Item) -> str:
@@ -74,12 +79,9 @@ def conformance_test(
     ``dw_engine`` for ``level="engine"``) and ``dw_requires(*capabilities)``; the test then
     uses the ``dw_store`` fixtures and is parametrized per ``--dw-store`` like the suite.
     """
-    unknown = sorted(set(capabilities) - set(CAPABILITIES))
+    unknown = _unknown_names(capabilities)
     if unknown:
-        raise ValueError(
-            f"unknown capabilit{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(CAPABILITIES))}"
-        )
+        raise ValueError(unknown)
     if level not in ("store", "engine"):
         raise ValueError(f"level must be 'store' or 'engine', not {level!r}")
     level_mark = pytest.mark.dw_store_contract if level == "store" else pytest.mark.dw_engine
