@@ -30,7 +30,8 @@ STORE_FIXTURE = "dw_spec"
 
 
 class DwSession:
-    """Per-run state, registered as a plugin so in-process pytest runs never share it."""
+    """The run's state, registered per run under :data:`PLUGIN_NAME` (so in-process pytest
+    runs never share it) for :func:`dw_session` and the phase hooks to find."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
