@@ -20,8 +20,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from dw_testing.plugin.report import OUTCOME_ORDER, markdown_path
+from dw_testing.plugin.report import markdown_path
 from dw_testing.plugin.report_html import html_path
+from dw_testing.plugin.report_schema import OUTCOME_ORDER
 from dw_testing.selftest.runner import SuiteRun
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 4

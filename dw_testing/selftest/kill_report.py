@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from dw_testing.plugin import run_facts
-from dw_testing.plugin.report import SCHEMA_VERSION, write
+from dw_testing.plugin.report import write
 from dw_testing.plugin.report_html import html_path
+from dw_testing.plugin.report_schema import SCHEMA_VERSION
 from dw_testing.selftest.killmatrix import KillMatrix, short_name
 from dw_testing.selftest.mutants import STORE_MUTANTS
 

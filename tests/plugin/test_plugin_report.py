@@ -11,7 +11,8 @@ import jsonschema
 import pytest
 
 from dw_testing.plugin.deviations import KNOWN_DEVIATIONS, KnownDeviation, from_pyproject
-from dw_testing.plugin.report import REPORT_SCHEMA, ReportBuilder, worst
+from dw_testing.plugin.report import ReportBuilder
+from dw_testing.plugin.report_schema import REPORT_SCHEMA, worst
 
 MIXED = """
 import pytest

@@ -10,7 +10,7 @@ import html5lib
 import jsonschema
 import pytest
 
-from dw_testing.plugin.report import HISTORY_WINDOW, REPORT_SCHEMA
+from dw_testing.plugin.report_schema import HISTORY_WINDOW, REPORT_SCHEMA
 from dw_testing.plugin.run_facts import replay_command
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -92,7 +92,7 @@ def test_a_failure_names_the_contract_clauses_its_test_checks(
 ) -> None:
     import jsonschema
 
-    from dw_testing.plugin.report import REPORT_SCHEMA
+    from dw_testing.plugin.report_schema import REPORT_SCHEMA
 
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(conformance, [
