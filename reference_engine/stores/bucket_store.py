@@ -83,7 +83,7 @@ class BucketStore(abc.ABC):
                 Failure.NO_BUCKET: f"bucket {self.bucket!r} was not found: create it or fix the "
                                    "URI",
                 Failure.DENIED: f"check the credentials and {self.access_control}",
-                Failure.TRANSIENT: "the client retried already; retry the call",
+                Failure.TRANSIENT: "retry the call",
                 Failure.OTHER: "",
             }[failure]
         message = f"{self.where}: {op} of key {key!r} failed ({detail})"

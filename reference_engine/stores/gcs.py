@@ -151,7 +151,8 @@ class GcsStore(BucketStore):
         name = type(exc).__name__
         detail = name + (f", HTTP {status}" if status else "")
         if isinstance(exc, FileNotFoundError):
-            failure = Failure.NO_BUCKET  # a missing object is no error: only the bucket is left
+            # get and delete answer a missing object themselves; what is missing here is the bucket
+            failure = Failure.NO_BUCKET
         elif isinstance(exc, PermissionError) or (
             isinstance(exc, OSError) and "Forbidden" in str(exc)
         ):

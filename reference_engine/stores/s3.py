@@ -135,8 +135,7 @@ class S3Store(BucketStore):
                   exceptions.ReadTimeoutError, exceptions.ConnectTimeoutError)
         ):
             return self._failed(Failure.TRANSIENT, op, key, type(exc).__name__,
-                                "the client retried already; check the endpoint is reachable, "
-                                "then retry the call")
+                                "check the endpoint is reachable, then retry the call")
         code, status = _error_parts(exc)
         detail = f"{code or type(exc).__name__}" + (f", HTTP {status}" if status else "")
         if code == "NoSuchBucket":

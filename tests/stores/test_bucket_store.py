@@ -57,7 +57,7 @@ class _Recorded(BucketStore):
 @pytest.mark.parametrize(("failure", "error", "advice"), [
     (Failure.NO_BUCKET, StoreUnavailable, "bucket 'bkt' was not found: create it or fix the URI"),
     (Failure.DENIED, StoreUnavailable, "check the credentials and the demo ACL"),
-    (Failure.TRANSIENT, TransientStoreError, "the client retried already; retry the call"),
+    (Failure.TRANSIENT, TransientStoreError, "retry the call"),
 ])
 def test_each_failure_names_store_call_key_and_what_to_do(
     failure: Failure, error: type[StoreError], advice: str
