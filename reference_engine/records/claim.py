@@ -5,15 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reference_engine.records.decoding import (
-    VERSION,
-    Decoded,
-    decode_v2,
-    dump,
-    field_bool,
-    field_int,
-    field_str,
-)
+from reference_engine.records import decoding
+from reference_engine.records.decoding import field_bool, field_int, field_str
 
 
 @dataclass(frozen=True)
@@ -26,8 +19,8 @@ class Lease:
     released: bool = False
 
     def encode(self) -> bytes:
-        return dump({
-            "v": VERSION, "holder": self.holder, "host": self.host, "pid": self.pid,
+        return decoding.dump({
+            "v": decoding.VERSION, "holder": self.holder, "host": self.host, "pid": self.pid,
             "ttlMs": self.ttl_ms, "beat": self.beat, "released": self.released,
         })
 
@@ -38,8 +31,8 @@ class Lease:
         return replace(self, released=True)
 
 
-def decode_lease(data: bytes | None) -> Decoded[Lease]:
-    return decode_v2(data, "claim lease", _lease_from)
+def decode_lease(data: bytes | None) -> decoding.Decoded[Lease]:
+    return decoding.decode_v2(data, "claim lease", _lease_from)
 
 
 def _lease_from(obj: dict[str, Any]) -> Lease:

@@ -11,15 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reference_engine.records.decoding import (
-    VERSION,
-    Decoded,
-    SchemaError,
-    decode_v2,
-    dump,
-    field_num,
-    field_str,
-)
+from reference_engine.records import decoding
+from reference_engine.records.decoding import field_num, field_str
 
 READY = "ready"  # a wait of the run was settled: the run may be ready to resume
 DUE = "due"  # a wait of the run falls due at ``at``
@@ -35,20 +28,20 @@ class Hint:
     reason: str = ""  # READY: the outcome kind that settled it
 
     def encode(self) -> bytes:
-        obj = {"v": VERSION, "kind": self.kind, "runId": self.run_id,
+        obj = {"v": decoding.VERSION, "kind": self.kind, "runId": self.run_id,
                "waitId": self.wait_id, "at": self.at}
         if self.reason:
             obj["reason"] = self.reason
-        return dump(obj)
+        return decoding.dump(obj)
 
 
-def decode_hint(data: bytes | None) -> Decoded[Hint]:
-    return decode_v2(data, "hint", _hint_from)
+def decode_hint(data: bytes | None) -> decoding.Decoded[Hint]:
+    return decoding.decode_v2(data, "hint", _hint_from)
 
 
 def _hint_from(obj: dict[str, Any]) -> Hint:
     kind = field_str(obj, "kind")
     if kind not in HINT_KINDS:
-        raise SchemaError(f"field 'kind' must be one of {list(HINT_KINDS)}")
+        raise decoding.SchemaError(f"field 'kind' must be one of {list(HINT_KINDS)}")
     return Hint(kind=kind, run_id=field_str(obj, "runId"), wait_id=field_str(obj, "waitId"),
                 at=field_num(obj, "at"), reason=field_str(obj, "reason", optional=True))

@@ -35,6 +35,16 @@ def _parse_number(text: str) -> int | None:
     return int(text)
 
 
+def _segments_after(family: str, key: str, count: int) -> list[str] | None:
+    """The ``count`` segments after ``family`` when ``key`` is a key of that family with
+    exactly that many, none of them empty; else ``None``. Parsers unpack ``... or ("",) *
+    count``: an empty segment is no number and no id, so a miss falls through to ``None``."""
+    parts = key.split("/")
+    if len(parts) != count + 1 or parts[0] != family or not all(parts[1:]):
+        return None
+    return parts[1:]
+
+
 # --- runs -----------------------------------------------------------------------------
 
 def runs_root() -> str:
@@ -57,11 +67,9 @@ def revision_key(run_id: str, n: int) -> str:
 
 def parse_revision_key(key: str) -> tuple[str, int] | None:
     """``(runId, n)`` for a revision key, else ``None``."""
-    parts = key.split("/")
-    if len(parts) != 4 or parts[0] != _RUNS or parts[2] != _REV:
-        return None
-    n = _parse_number(parts[3])
-    return None if n is None else (parts[1], n)
+    run_id, rev, number = _segments_after(_RUNS, key, 3) or ("",) * 3
+    n = _parse_number(number) if rev == _REV else None
+    return None if n is None else (run_id, n)
 
 
 def run_ids_from_keys(keys: list[str]) -> list[str]:
@@ -90,10 +98,8 @@ def outcome_key(wait_id: str) -> str:
 
 def wait_id_from_key(key: str) -> str | None:
     """The wait id of a registration or outcome key, else ``None``."""
-    parts = key.split("/")
-    if len(parts) == 2 and parts[0] in (_WAITS, _OUTCOMES):
-        return parts[1]
-    return None
+    found = _segments_after(_WAITS, key, 1) or _segments_after(_OUTCOMES, key, 1)
+    return None if found is None else found[0]
 
 
 # --- claims ---------------------------------------------------------------------------
@@ -108,11 +114,9 @@ def claim_key(run_id: str, generation: int) -> str:
 
 def parse_claim_key(key: str) -> tuple[str, int] | None:
     """``(runId, generation)`` for a claim key, else ``None``."""
-    parts = key.split("/")
-    if len(parts) != 3 or parts[0] != _CLAIMS:
-        return None
-    g = _parse_number(parts[2])
-    return None if g is None else (parts[1], g)
+    run_id, number = _segments_after(_CLAIMS, key, 2) or ("",) * 2
+    generation = _parse_number(number)
+    return None if generation is None else (run_id, generation)
 
 
 # --- the scheduler's index: hints that a run may be ready or a deadline due -------------
@@ -132,10 +136,8 @@ def ready_key(run_id: str, wait_id: str) -> str:
 
 def parse_ready_key(key: str) -> tuple[str, str] | None:
     """``(runId, waitId)`` for a ready hint key, else ``None``."""
-    parts = key.split("/")
-    if len(parts) != 3 or parts[0] != _READY or not parts[1] or not parts[2]:
-        return None
-    return parts[1], parts[2]
+    found = _segments_after(_READY, key, 2)
+    return None if found is None else (found[0], found[1])
 
 
 def deadline_ms(deadline: float) -> int:
@@ -166,12 +168,10 @@ def due_key(run_id: str, wait_id: str, deadline: float) -> str:
 
 def parse_due_key(key: str) -> tuple[int, str, str] | None:
     """``(deadline_ms, runId, waitId)`` for a deadline entry key, else ``None``."""
-    parts = key.split("/")
-    if len(parts) != 5 or parts[0] != _DUE or _parse_number(parts[1]) is None:
+    minute, ms, run_id, wait_id = _segments_after(_DUE, key, 4) or ("",) * 4
+    if _parse_number(minute) is None or len(ms) != _MS_WIDTH or not ms.isdigit():
         return None
-    if len(parts[2]) != _MS_WIDTH or not parts[2].isdigit() or not parts[3] or not parts[4]:
-        return None
-    return int(parts[2]), parts[3], parts[4]
+    return int(ms), run_id, wait_id
 
 
 # --- the listing's index: runs by status and workflow -----------------------------------
@@ -200,7 +200,8 @@ def run_state_key(status: str, workflow: str, run_id: str) -> str:
 
 def parse_run_state_key(key: str) -> tuple[str, str, str] | None:
     """``(status, workflow, runId)`` for a run-state key, else ``None``."""
-    parts = key.split("/")
-    if len(parts) != 4 or parts[0] != _RUN_STATES or not all(parts[1:]):
+    found = _segments_after(_RUN_STATES, key, 3)
+    if found is None:
         return None
-    return parts[1], "" if parts[2] == "%" else unquote(parts[2]), parts[3]
+    status, workflow, run_id = found
+    return status, "" if workflow == "%" else unquote(workflow), run_id

@@ -5,20 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reference_engine.records.decoding import (
-    VERSION,
-    Decoded,
-    Found,
-    SchemaError,
-    Unreadable,
-    decode_v2,
-    dump,
-    field_bool,
-    field_num,
-    field_obj,
-    field_opt_str,
-    field_str,
-)
+from reference_engine.records import decoding
+from reference_engine.records.decoding import field_bool, field_num, field_obj, field_str
 
 ACCEPTED = "accepted"
 TIMED_OUT = "timed_out"
@@ -35,7 +23,7 @@ RECEIPT_FIELDS = frozenset({"id", "waitId", "receivedAt", "submittedBy", "secret
 def _known_fields(obj: dict[str, Any], allowed: frozenset[str], what: str) -> None:
     unknown = set(obj) - allowed
     if unknown:  # counted, not named: a stored name is not ours to repeat
-        raise SchemaError(f"{what} has {len(unknown)} field(s) this engine does not know")
+        raise decoding.SchemaError(f"{what} has {len(unknown)} field(s) this engine does not know")
 
 
 @dataclass(frozen=True)
@@ -76,7 +64,7 @@ class Outcome:
 
     def to_json(self) -> dict[str, Any]:
         obj: dict[str, Any] = {
-            "v": VERSION, "kind": self.kind, "waitId": self.wait_id, "runId": self.run_id,
+            "v": decoding.VERSION, "kind": self.kind, "waitId": self.wait_id, "runId": self.run_id,
             "workflow": self.workflow, "fingerprint": self.fingerprint,
             "deadline": self.deadline, "settledAt": self.settled_at,
         }
@@ -87,7 +75,7 @@ class Outcome:
         return obj
 
     def encode(self) -> bytes:
-        return dump(self.to_json())
+        return decoding.dump(self.to_json())
 
 
 def settled_by(stored: Outcome, mine: Outcome) -> bool:
@@ -104,23 +92,23 @@ def settled_by(stored: Outcome, mine: Outcome) -> bool:
 
 def decode_outcome(
     data: bytes | None, wait_id: str, run_id: str | None = None
-) -> Decoded[Outcome]:
+) -> decoding.Decoded[Outcome]:
     """Decode ``wait-outcomes/<wait_id>``; another wait's or another run's record is unreadable."""
-    decoded = decode_v2(data, f"outcome {wait_id}", _outcome_from)
-    if not isinstance(decoded, Found):
+    decoded = decoding.decode_v2(data, f"outcome {wait_id}", _outcome_from)
+    if not isinstance(decoded, decoding.Found):
         return decoded
     record = decoded.record
     if record.wait_id != wait_id or (record.receipt and record.receipt.wait_id != wait_id):
-        return Unreadable(f"outcome under {wait_id} names another wait")
+        return decoding.Unreadable(f"outcome under {wait_id} names another wait")
     if run_id is not None and record.run_id != run_id:
-        return Unreadable(f"outcome {wait_id} names another run")
+        return decoding.Unreadable(f"outcome {wait_id} names another run")
     return decoded
 
 
 def _outcome_from(obj: dict[str, Any]) -> Outcome:
     kind = field_str(obj, "kind")
     if kind not in OUTCOME_KINDS:
-        raise SchemaError(f"field 'kind' must be one of {list(OUTCOME_KINDS)}")
+        raise decoding.SchemaError(f"field 'kind' must be one of {list(OUTCOME_KINDS)}")
     _known_fields(obj, ACCEPTED_FIELDS if kind == ACCEPTED else OUTCOME_FIELDS,
                   f"a {kind} outcome")
     receipt = None
@@ -128,12 +116,12 @@ def _outcome_from(obj: dict[str, Any]) -> Outcome:
     if kind == ACCEPTED:
         receipt = Receipt.from_json(field_obj(obj, "receipt"))
         if "payload" not in obj:
-            raise SchemaError("an accepted outcome needs field 'payload'")
+            raise decoding.SchemaError("an accepted outcome needs field 'payload'")
         payload = obj["payload"]
     return Outcome(
         kind=kind, wait_id=field_str(obj, "waitId"), run_id=field_str(obj, "runId"),
         workflow=field_str(obj, "workflow"),
-        fingerprint=field_opt_str(obj, "fingerprint") or "",
+        fingerprint=field_str(obj, "fingerprint", optional=True),
         deadline=field_num(obj, "deadline"), settled_at=field_num(obj, "settledAt"),
         receipt=receipt, payload=payload,
     )

@@ -7,19 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference_engine.records.decoding import (
-    VERSION,
-    Decoded,
-    Found,
-    SchemaError,
-    Unreadable,
-    decode_v2,
-    dump,
-    field_int,
-    field_num,
-    field_obj,
-    field_str,
-)
+from reference_engine.records import decoding
+from reference_engine.records.decoding import field_int, field_num, field_obj, field_str
 
 KIND = "signal"
 
@@ -39,14 +28,14 @@ class Registration:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "v": VERSION, "kind": KIND, "waitId": self.wait_id, "workflow": self.workflow,
+            "v": decoding.VERSION, "kind": KIND, "waitId": self.wait_id, "workflow": self.workflow,
             "runId": self.run_id, "job": self.job, "step": self.step,
             "iteration": self.iteration, "attempt": self.attempt, "deadline": self.deadline,
             "schema": dict(self.schema), "registeredAt": self.registered_at,
         }
 
     def encode(self) -> bytes:
-        return dump(self.to_json())
+        return decoding.dump(self.to_json())
 
 
 def fingerprint(registration_bytes: bytes) -> str:
@@ -54,17 +43,17 @@ def fingerprint(registration_bytes: bytes) -> str:
     return hashlib.sha256(registration_bytes).hexdigest()
 
 
-def decode_registration(data: bytes | None, wait_id: str) -> Decoded[Registration]:
+def decode_registration(data: bytes | None, wait_id: str) -> decoding.Decoded[Registration]:
     """Decode ``waits/<wait_id>``; a record naming another wait is unreadable."""
-    decoded = decode_v2(data, f"registration {wait_id}", _registration_from)
-    if isinstance(decoded, Found) and decoded.record.wait_id != wait_id:
-        return Unreadable(f"registration under {wait_id} names another wait")
+    decoded = decoding.decode_v2(data, f"registration {wait_id}", _registration_from)
+    if isinstance(decoded, decoding.Found) and decoded.record.wait_id != wait_id:
+        return decoding.Unreadable(f"registration under {wait_id} names another wait")
     return decoded
 
 
 def _registration_from(obj: dict[str, Any]) -> Registration:
     if obj.get("kind") != KIND:
-        raise SchemaError("field 'kind' must be 'signal'")
+        raise decoding.SchemaError("field 'kind' must be 'signal'")
     return Registration(
         wait_id=field_str(obj, "waitId"), workflow=field_str(obj, "workflow"),
         run_id=field_str(obj, "runId"), job=field_str(obj, "job"),

@@ -12,15 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reference_engine.records import decoding
 from reference_engine.records.decoding import (
-    ABSENT,
-    MAX_RUN_RECORD_BYTES,
-    VERSION,
-    Decoded,
-    Found,
     SchemaError,
-    Unreadable,
-    dump,
     field_int,
     field_list,
     field_num,
@@ -113,7 +107,7 @@ class RunRecord:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "v": VERSION, "runId": self.run_id, "workflow": self.workflow,
+            "v": decoding.VERSION, "runId": self.run_id, "workflow": self.workflow,
             "source": dict(self.source), "runNonce": self.run_nonce, "rev": self.rev,
             "status": self.status, "generation": self.generation,
             "createdAt": self.created_at, "updatedAt": self.updated_at,
@@ -123,7 +117,7 @@ class RunRecord:
         }
 
     def encode(self) -> bytes:
-        return dump(self.to_json())
+        return decoding.dump(self.to_json())
 
 
 def legacy_nonce(run_id: str) -> str:
@@ -208,17 +202,17 @@ def _decode_v1(obj: dict[str, Any], rev: int) -> RunRecord:
     )
 
 
-def decode_run(data: bytes | None, run_id: str, rev: int) -> Decoded[RunRecord]:
+def decode_run(data: bytes | None, run_id: str, rev: int) -> decoding.Decoded[RunRecord]:
     """Decode revision ``rev`` of ``run_id``; v2, or the legacy v1 shape, else unreadable."""
     if data is None:
-        return ABSENT
-    obj = load_object(data, MAX_RUN_RECORD_BYTES)
-    if isinstance(obj, Unreadable):
+        return decoding.ABSENT
+    obj = load_object(data, decoding.MAX_RUN_RECORD_BYTES)
+    if isinstance(obj, decoding.Unreadable):
         return obj
     try:
         record = _decode_v2(obj, rev) if "v" in obj else _decode_v1(obj, rev)
     except SchemaError as exc:
-        return Unreadable(f"run {run_id} revision {rev}: {exc}")
+        return decoding.Unreadable(f"run {run_id} revision {rev}: {exc}")
     if record.run_id != run_id:
-        return Unreadable(f"revision {rev} under run {run_id} names another run")
-    return Found(record, data)
+        return decoding.Unreadable(f"revision {rev} under run {run_id} names another run")
+    return decoding.Found(record, data)

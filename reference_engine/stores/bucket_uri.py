@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from urllib.parse import SplitResult, parse_qs, unquote
+from urllib.parse import SplitResult, unquote
 
 from reference_engine.errors import StoreUnavailable
+from reference_engine.stores.uri_options import uri_options
 
 
 @dataclass(frozen=True)
@@ -23,15 +24,10 @@ def parse_bucket_uri(parsed: SplitResult, *, service: str, known: Collection[str
                      credentials_hint: str) -> BucketUri:
     """Bucket, prefix and the last value of each option; refuses unknown options and any
     credentials in the URI, naming ``credentials_hint`` as what to use instead."""
-    raw = parse_qs(parsed.query, keep_blank_values=True)
-    unknown = sorted(set(raw) - set(known))
-    if unknown:
-        raise StoreUnavailable(
-            f"{service} store URI has unknown option(s) {', '.join(unknown)}; known: "
-            f"{', '.join(sorted(known))}. Credentials never go in the URI: use "
-            f"{credentials_hint}",
-            op="open",
-        )
+    options = uri_options(
+        parsed, store=f"{service} store", known=known,
+        advice=f"known: {', '.join(sorted(known))}. Credentials never go in the URI: use "
+        f"{credentials_hint}")
     if parsed.username or parsed.password:
         raise StoreUnavailable(
             f"{service} store URI carries user info; never put credentials in a URI, use "
@@ -42,4 +38,4 @@ def parse_bucket_uri(parsed: SplitResult, *, service: str, known: Collection[str
     if not bucket:
         raise StoreUnavailable(
             f"{service} store URI needs a bucket: {parsed.scheme}://bucket/prefix", op="open")
-    return BucketUri(bucket, unquote(parsed.path), {k: v[-1] for k, v in raw.items()})
+    return BucketUri(bucket, unquote(parsed.path), options)

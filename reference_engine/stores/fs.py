@@ -1,16 +1,8 @@
 """The filesystem store: the embedded default (``./.dw``).
 
-Layout under ``<root>/_control/``: every key segment but the last is a directory named
-``<segment>.d``; the last is a file named ``<segment>.rec``. The two suffixes make the
-key -> path mapping injective, so ``a`` (``a.rec``) and ``a/b`` (``a.d/b.rec``) coexist,
-and a key such as ``a.rec/x`` (``a.rec.d/x.rec``) cannot collide with either. Temp files
-end in ``.tmp``, a suffix no key maps to, so ``list`` skips them.
-
-On a case-insensitive file system (macOS and Windows by default) ``Foo`` and ``foo``
-would share one file. The store detects such a directory at open and then writes every
-upper-case letter ``X`` of a key as ``^x`` (and ``^`` as ``^^``) on disk, so keys stay
-distinct; a key without capitals or ``^`` keeps its usual name, so stores made before
-keep working.
+Records are files under ``<root>/_control/``; :mod:`reference_engine.stores.fs_layout`
+maps keys to paths and back. At open the store checks that the directory can hard-link
+and whether it folds case (then the layout spells capitals so ``Foo`` and ``foo`` differ).
 
 ``put_if_absent`` writes a complete temp file beside the target, then ``os.link``s it into
 place: the link fails with EEXIST when a record exists, and a reader never sees a partial
@@ -29,15 +21,13 @@ import re
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import SplitResult, parse_qs, unquote
+from urllib.parse import SplitResult, unquote
 
 from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
+from reference_engine.stores.fs_layout import CONTROL_DIR, TEMP_SUFFIX, FsLayout
 from reference_engine.stores.keys import validate_key, validate_prefix
+from reference_engine.stores.uri_options import uri_options
 
-CONTROL_DIR = "_control"
-RECORD_SUFFIX = ".rec"
-DIR_SUFFIX = ".d"
-TEMP_SUFFIX = ".tmp"
 # A create that keeps losing its directory to racing deletes gives up after this many tries.
 _MAX_DIR_RACE_RETRIES = 64
 # errno values meaning "this filesystem cannot hard-link": the store refuses to run there.
@@ -98,7 +88,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 class FsStore:
-    """Records as files under ``<root>/_control``; see the module docstring for the layout."""
+    """Records as files under ``<root>/_control``, laid out by :class:`FsLayout`."""
 
     def __init__(self, root: Path | str, *, fsync: bool = True) -> None:
         self.root = os.path.abspath(os.path.expanduser(os.fspath(root)))
@@ -107,15 +97,19 @@ class FsStore:
         # Temp names are unique per process (token) and per call (counter).
         self._token = f"{os.getpid()}-{secrets.token_hex(4)}"
         self._counter = itertools.count()
-        self.case_insensitive = False
-        self._open()
+        self._layout = self._open()
 
     def __repr__(self) -> str:
         return f"FsStore({self.root!r}, fsync={self.fsync})"
 
+    @property
+    def case_insensitive(self) -> bool:
+        """Whether the store's directory folds case, so the layout spells capitals."""
+        return self._layout.case_insensitive
+
     # -- opening ---------------------------------------------------------------------------
 
-    def _open(self) -> None:
+    def _open(self) -> FsLayout:
         if os.path.exists(self.root) and not os.path.isdir(self.root):
             raise StoreUnavailable(
                 f"file store path {self.root!r} exists but is not a directory; point the store "
@@ -137,7 +131,7 @@ class FsStore:
                 op="open",
             )
         self._probe_hard_links()
-        self.case_insensitive = is_case_insensitive(self._control, self._temp_path)
+        return FsLayout(self._control, is_case_insensitive(self._control, self._temp_path))
 
     def _probe_hard_links(self) -> None:
         source = self._temp_path(self._control)
@@ -159,26 +153,6 @@ class FsStore:
             for path in (source, target):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
-
-    # -- layout ----------------------------------------------------------------------------
-
-    def _dir_for(self, segments: list[str]) -> str:
-        if self.case_insensitive:
-            segments = [fold_name(s) for s in segments]
-        return os.path.join(self._control, *[s + DIR_SUFFIX for s in segments])
-
-    def _record_path(self, key: str) -> tuple[str, str]:
-        """(directory, record path) of a validated key; string concatenation, as it is hot."""
-        if self.case_insensitive:
-            key = fold_name(key)
-        parents, _, leaf = key.rpartition("/")
-        if parents:
-            directory = (
-                self._control + "/" + parents.replace("/", DIR_SUFFIX + "/") + DIR_SUFFIX
-            )
-        else:
-            directory = self._control
-        return directory, directory + "/" + leaf + RECORD_SUFFIX
 
     def _temp_path(self, directory: str) -> str:
         return f"{directory}/.{self._token}-{next(self._counter)}{TEMP_SUFFIX}"
@@ -233,13 +207,17 @@ class FsStore:
             op=op, key=key,
         )
 
-    def put_if_absent(self, key: str, data: bytes) -> bool:
-        validate_key(key, op="put_if_absent")
-        directory, final = self._record_path(key)
+    def _staged(self, key: str, data: bytes, op: str) -> tuple[str, str, str]:
+        """(directory, record path, complete temp file) for a write of ``data`` to ``key``."""
+        validate_key(key, op=op)
+        directory, final = self._layout.record_path(key)
         try:
-            temp = self._write_temp(directory, data, "put_if_absent", key)
+            return directory, final, self._write_temp(directory, data, op, key)
         except OSError as exc:
-            raise _mapped(exc, "put_if_absent", key) from None
+            raise _mapped(exc, op, key) from None
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        directory, final, temp = self._staged(key, data, "put_if_absent")
         try:
             os.link(temp, final)
         except FileExistsError:
@@ -255,12 +233,7 @@ class FsStore:
         return True
 
     def put(self, key: str, data: bytes) -> None:
-        validate_key(key, op="put")
-        directory, final = self._record_path(key)
-        try:
-            temp = self._write_temp(directory, data, "put", key)
-        except OSError as exc:
-            raise _mapped(exc, "put", key) from None
+        directory, final, temp = self._staged(key, data, "put")
         try:
             os.replace(temp, final)
         except OSError as exc:
@@ -279,7 +252,7 @@ class FsStore:
 
     def get(self, key: str) -> bytes | None:
         validate_key(key, op="get")
-        _, final = self._record_path(key)
+        _, final = self._layout.record_path(key)
         try:
             with open(final, "rb") as handle:
                 return handle.read()
@@ -290,7 +263,7 @@ class FsStore:
 
     def delete(self, key: str) -> None:
         validate_key(key, op="delete")
-        directory, final = self._record_path(key)
+        directory, final = self._layout.record_path(key)
         try:
             os.unlink(final)
         except (FileNotFoundError, NotADirectoryError):
@@ -325,43 +298,14 @@ class FsStore:
         segments = normalised.split("/") if normalised else []
         keys: builtins.list[str] = []
         try:
-            self._walk(self._dir_for(segments), normalised, keys)
+            self._layout.collect_keys(self._layout.directory_of(segments), normalised, keys)
         except OSError as exc:
             raise _mapped(exc, "list", normalised) from None
         keys.sort()
         return keys
 
-    def _walk(self, directory: str, key_prefix: str, out: builtins.list[str]) -> None:
-        try:
-            entries = list(os.scandir(directory))
-        except (FileNotFoundError, NotADirectoryError):
-            return  # nothing there, or a racing delete pruned it
-        lead = key_prefix + "/" if key_prefix else ""
-        unfold = unfold_name if self.case_insensitive else str
-        for entry in entries:
-            name = entry.name
-            if name.endswith(RECORD_SUFFIX) and entry.is_file(follow_symlinks=False):
-                out.append(lead + unfold(name[: -len(RECORD_SUFFIX)]))
-            elif name.endswith(DIR_SUFFIX) and entry.is_dir(follow_symlinks=False):
-                self._walk(entry.path, lead + unfold(name[: -len(DIR_SUFFIX)]), out)
-
     def close(self) -> None:
         """Nothing to release: every call opens and closes its own files."""
-
-
-_CAPITAL_OR_MARK = re.compile(r"[A-Z^]")
-_FOLDED = re.compile(r"\^(.)")
-
-
-def fold_name(text: str) -> str:
-    """``text`` spelled for a case-insensitive file system: ``X`` -> ``^x``, ``^`` -> ``^^``."""
-    return _CAPITAL_OR_MARK.sub(lambda m: "^^" if m.group() == "^" else "^" + m.group().lower(),
-                                text)
-
-
-def unfold_name(name: str) -> str:
-    """The inverse of :func:`fold_name`."""
-    return _FOLDED.sub(lambda m: "^" if m.group(1) == "^" else m.group(1).upper(), name)
 
 
 def is_case_insensitive(directory: str, temp_path: Callable[[str], str]) -> bool:
@@ -385,8 +329,8 @@ def _unlink_quietly(path: str) -> None:
         os.unlink(path)
 
 
-def _parse_flag(values: list[str], name: str) -> bool:
-    value = values[-1].lower()
+def _parse_flag(text: str, name: str) -> bool:
+    value = text.lower()
     if value not in _FLAG_VALUES:
         raise StoreUnavailable(
             f"file store URI option {name}= must be 0 or 1 (or true/false), not {value!r}",
@@ -410,14 +354,8 @@ def from_uri(parsed: SplitResult) -> FsStore:
             "relative one, e.g. ./.dw",
             op="open",
         )
-    options = parse_qs(parsed.query, keep_blank_values=True)
-    unknown = sorted(set(options) - {"fsync"})
-    if unknown:
-        raise StoreUnavailable(
-            f"file store URI has unknown option(s) {', '.join(unknown)}; the only option is "
-            "fsync=0|1",
-            op="open",
-        )
+    options = uri_options(parsed, store="file store", known={"fsync"},
+                          advice="the only option is fsync=0|1")
     fsync = _parse_flag(options["fsync"], "fsync") if "fsync" in options else True
     return FsStore(Path(path), fsync=fsync)
 

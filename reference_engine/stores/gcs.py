@@ -11,28 +11,21 @@ Reads are one ``alt=media`` GET, so a reader never stitches ranges of two genera
 from __future__ import annotations
 
 import base64
-import builtins
 import contextlib
 import hashlib
 import json
 import os
 import secrets
 import socket
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import SplitResult, quote, urlsplit
 
-from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
+from reference_engine.errors import StoreError, StoreUnavailable
+from reference_engine.stores.bucket_store import BucketStore, Failure, failure_of_status
 from reference_engine.stores.bucket_uri import parse_bucket_uri
-from reference_engine.stores.keys import (
-    key_problem,
-    validate_object_key,
-    validate_prefix,
-)
 
-CONTROL_SEGMENT = "_control"
-# S3 object keys and GCS object names are at most 1024 bytes of UTF-8.
 _URI_OPTIONS = frozenset({"endpoint", "token", "project"})
-_LIST_PAGE_SIZE = 1000
 
 
 def _filesystem_class() -> Any:
@@ -104,8 +97,16 @@ def multipart_body(name: str, data: bytes) -> tuple[bytes, str]:
     return body, f'multipart/related; boundary="{boundary}"'
 
 
-class GcsStore:
-    """One bucket prefix as a ControlPlaneStore; a gcsfs filesystem per handle."""
+class GcsStore(BucketStore):
+    """One bucket prefix as a ControlPlaneStore; a gcsfs filesystem per handle.
+
+    ``token`` is what gcsfs takes (``anon`` by default against an ``endpoint``), ``project``
+    the billing project; ``filesystem`` stands in for the gcsfs filesystem made here.
+    """
+
+    service = "GCS"
+    scheme = "gs"
+    access_control = "the bucket's IAM"
 
     def __init__(
         self,
@@ -117,12 +118,8 @@ class GcsStore:
         project: str | None = None,
         filesystem: Any = None,
     ) -> None:
-        if not bucket:
-            raise StoreUnavailable("GCS store needs a bucket: gs://bucket/prefix", op="open")
-        self.bucket = bucket
-        self.prefix = prefix.strip("/")
+        super().__init__(bucket, prefix)
         self.endpoint = endpoint
-        self._root = f"{self.prefix}/{CONTROL_SEGMENT}/" if self.prefix else f"{CONTROL_SEGMENT}/"
         if filesystem is None:
             kwargs: dict[str, Any] = {
                 # Each handle is its own client with no cached listings (C-HANDLE-1).
@@ -137,7 +134,6 @@ class GcsStore:
                 kwargs["project"] = project
             filesystem = _filesystem_class()(**kwargs)
         self._fs = filesystem
-        self.list_page_size = _LIST_PAGE_SIZE
 
     def __repr__(self) -> str:
         where = f" at {self.endpoint}" if self.endpoint else ""
@@ -147,39 +143,33 @@ class GcsStore:
         """``bucket/object`` of a validated key, as gcsfs spells paths."""
         return f"{self.bucket}/{self._root}{key}"
 
-    def _checked(self, key: str, op: str) -> str:
-        return validate_object_key(key, self._root, op=op, service="GCS")
-
     # -- error mapping -------------------------------------------------------------------------
 
     def _mapped(self, exc: BaseException, op: str, key: str) -> StoreError:
         """A store error naming op, key and the HTTP status; never a token or a payload."""
-        where = f"GCS store gs://{self.bucket}/{self.prefix}"
         status = _status_of(exc)
-        detail = type(exc).__name__ + (f", HTTP {status}" if status else "")
-        message = f"{where}: {op} of key {key!r} failed ({detail})"
+        name = type(exc).__name__
+        detail = name + (f", HTTP {status}" if status else "")
         if isinstance(exc, FileNotFoundError):
-            return StoreUnavailable(
-                message + f"; bucket {self.bucket!r} may not exist: create it or fix the URI",
-                op=op, key=key,
-            )
-        if isinstance(exc, PermissionError) or status in (401, 403) or (
+            # get and delete answer a missing object themselves; what is missing here is the bucket
+            failure = Failure.NO_BUCKET
+        elif isinstance(exc, PermissionError) or (
             isinstance(exc, OSError) and "Forbidden" in str(exc)
         ):
-            return StoreUnavailable(
-                message + "; check the credentials and the bucket's IAM", op=op, key=key
-            )
-        if status >= 500 or status in (408, 409, 429) or isinstance(
-            exc, (TimeoutError, ConnectionError)
-        ) or "ClientConnector" in type(exc).__name__ or "Timeout" in type(exc).__name__:
-            return TransientStoreError(message + " after retries; retry the call", op=op, key=key)
-        return StoreError(message, op=op, key=key)
+            failure = Failure.DENIED
+        elif isinstance(exc, (TimeoutError, ConnectionError)) or "ClientConnector" in name or (
+            "Timeout" in name
+        ):
+            failure = Failure.TRANSIENT
+        else:
+            failure = failure_of_status(status)
+        return self._failed(failure, op, key, detail)
 
     # -- uploads -------------------------------------------------------------------------------
 
-    def _multipart_upload(self, key: str, data: bytes, *, create: bool) -> None:
+    def _multipart_upload(self, name: str, data: bytes, *, create: bool) -> None:
         """One multipart request; ``create`` adds ``ifGenerationMatch=0`` (412: FileExistsError)."""
-        body, content_type = multipart_body(self._root + key, bytes(data))
+        body, content_type = multipart_body(name, bytes(data))
         url = f"{self._fs._location}/upload/storage/v1/b/{quote(self.bucket, safe='')}/o"
         params: dict[str, str] = {"uploadType": "multipart"}
         if create:
@@ -192,9 +182,9 @@ class GcsStore:
     # -- the contract --------------------------------------------------------------------------
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
-        self._checked(key, "put_if_absent")
+        name = self._object_name(key, "put_if_absent")
         try:
-            self._multipart_upload(key, data, create=True)
+            self._multipart_upload(name, data, create=True)
         except FileExistsError:
             return False
         except Exception as exc:
@@ -202,18 +192,16 @@ class GcsStore:
         return True
 
     def put(self, key: str, data: bytes) -> None:
-        self._checked(key, "put")
+        name = self._object_name(key, "put")
         try:
-            self._multipart_upload(key, data, create=False)
+            self._multipart_upload(name, data, create=False)
         except Exception as exc:
             raise self._mapped(exc, "put", key) from None
 
     def get(self, key: str) -> bytes | None:
-        self._checked(key, "get")
+        name = self._object_name(key, "get")
         try:
-            _, contents = self._fs.call(
-                "GET", "b/{}/o/{}", self.bucket, self._root + key, alt="media"
-            )
+            _, contents = self._fs.call("GET", "b/{}/o/{}", self.bucket, name, alt="media")
         except FileNotFoundError:
             return None
         except Exception as exc:
@@ -221,37 +209,27 @@ class GcsStore:
         return bytes(contents)
 
     def delete(self, key: str) -> None:
-        self._checked(key, "delete")
+        name = self._object_name(key, "delete")
         try:
-            self._fs.call("DELETE", "b/{}/o/{}", self.bucket, self._root + key)
+            self._fs.call("DELETE", "b/{}/o/{}", self.bucket, name)
         except FileNotFoundError:
             return
         except Exception as exc:
             raise self._mapped(exc, "delete", key) from None
 
-    def list(self, prefix: str) -> builtins.list[str]:
-        normalised = validate_prefix(prefix)
-        search = self._root + (normalised + "/" if normalised else "")
-        cut = len(self._root)
-        keys: set[str] = set()
+    def _names_under(self, search: str) -> Iterator[str]:
         page_token: str | None = None
-        try:
-            while True:
-                page = self._fs.call(
-                    "GET", "b/{}/o", self.bucket, prefix=search, pageToken=page_token,
-                    maxResults=self.list_page_size, fields="items(name),nextPageToken",
-                    json_out=True,
-                )
-                for item in page.get("items", ()):
-                    key = item["name"][cut:]
-                    if item["name"].startswith(search) and key_problem(key) is None:
-                        keys.add(key)
-                page_token = page.get("nextPageToken")
-                if not page_token:
-                    break
-        except Exception as exc:
-            raise self._mapped(exc, "list", normalised) from None
-        return sorted(keys)
+        while True:
+            page = self._fs.call(
+                "GET", "b/{}/o", self.bucket, prefix=search, pageToken=page_token,
+                maxResults=self.list_page_size, fields="items(name),nextPageToken",
+                json_out=True,
+            )
+            for item in page.get("items", ()):
+                yield item["name"]
+            page_token = page.get("nextPageToken")
+            if not page_token:
+                return
 
     def close(self) -> None:
         """Close this handle's HTTP session (each handle has its own client)."""

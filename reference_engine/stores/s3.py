@@ -12,24 +12,17 @@ a message: errors carry the S3 error code and HTTP status only.
 
 from __future__ import annotations
 
-import builtins
 import random
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import SplitResult
 
 from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
+from reference_engine.stores.bucket_store import BucketStore, Failure, failure_of_status
 from reference_engine.stores.bucket_uri import parse_bucket_uri
-from reference_engine.stores.keys import (
-    key_problem,
-    validate_object_key,
-    validate_prefix,
-)
 
-CONTROL_SEGMENT = "_control"
-# S3 object keys and GCS object names are at most 1024 bytes of UTF-8.
 CONFLICT_RETRIES = 6
 CONFLICT_BACKOFF_S = 0.05
 _PRECONDITION_FAILED = frozenset({"PreconditionFailed", "412"})
@@ -54,8 +47,17 @@ def _error_parts(exc: Any) -> tuple[str, int]:
     return code, status
 
 
-class S3Store:
-    """One bucket prefix as a ControlPlaneStore; a boto3 client per handle (thread-safe)."""
+class S3Store(BucketStore):
+    """One bucket prefix as a ControlPlaneStore; a boto3 client per handle (thread-safe).
+
+    ``client`` stands in for the boto3 client (``client_kwargs`` go to the one made here);
+    ``max_attempts`` bounds botocore's own retries, ``conflict_retries`` and
+    ``conflict_backoff`` those of a create that meets a competing one.
+    """
+
+    service = "S3"
+    scheme = "s3"
+    access_control = "the bucket policy"
 
     def __init__(
         self,
@@ -71,15 +73,10 @@ class S3Store:
         conflict_retries: int = CONFLICT_RETRIES,
         conflict_backoff: float = CONFLICT_BACKOFF_S,
     ) -> None:
-        if not bucket:
-            raise StoreUnavailable("S3 store needs a bucket: s3://bucket/prefix", op="open")
-        self.bucket = bucket
-        self.prefix = prefix.strip("/")
+        super().__init__(bucket, prefix)
         self.endpoint_url = endpoint_url
-        self._root = f"{self.prefix}/{CONTROL_SEGMENT}/" if self.prefix else f"{CONTROL_SEGMENT}/"
         self.conflict_retries = max(1, conflict_retries)
         self.conflict_backoff = conflict_backoff
-        self.list_page_size = 1000
         self._client = client if client is not None else self._make_client(
             endpoint_url, region, addressing_style, max_attempts, dict(client_kwargs or {})
         )
@@ -124,44 +121,32 @@ class S3Store:
                 **client_kwargs,
             )
 
-    def _checked(self, key: str, op: str) -> str:
-        return validate_object_key(key, self._root, op=op, service="S3")
-
     # -- error mapping -------------------------------------------------------------------------
 
-    def _mapped(self, exc: Exception, op: str, key: str) -> StoreError:
+    def _mapped(self, exc: BaseException, op: str, key: str) -> StoreError:
         """A store error naming op, key and the S3 code; no server text, no credentials."""
-        where = f"S3 store s3://{self.bucket}/{self.prefix}"
         exceptions = self._botocore_exceptions
         if exceptions is not None and isinstance(exc, exceptions.NoCredentialsError):
-            return StoreUnavailable(
-                f"{where}: {op} of key {key!r} failed: no AWS credentials found; configure the "
-                "standard chain (environment, ~/.aws, instance role)",
-                op=op, key=key,
-            )
+            return self._failed(
+                Failure.DENIED, op, key, "no AWS credentials found",
+                "configure the standard chain (environment, ~/.aws, instance role)")
         if exceptions is not None and isinstance(
             exc, (exceptions.EndpointConnectionError, exceptions.ConnectionError,
                   exceptions.ReadTimeoutError, exceptions.ConnectTimeoutError)
         ):
-            return TransientStoreError(
-                f"{where}: {op} of key {key!r} failed: {type(exc).__name__} after retries; "
-                "check the endpoint is reachable, then retry",
-                op=op, key=key,
-            )
+            return self._failed(Failure.TRANSIENT, op, key, type(exc).__name__,
+                                "check the endpoint is reachable, then retry the call")
         code, status = _error_parts(exc)
         detail = f"{code or type(exc).__name__}" + (f", HTTP {status}" if status else "")
-        message = f"{where}: {op} of key {key!r} failed ({detail})"
         if code == "NoSuchBucket":
-            return StoreUnavailable(
-                message + f"; create bucket {self.bucket!r} or fix the URI", op=op, key=key
-            )
-        if code in _AUTH_CODES or status in (401, 403):
-            return StoreUnavailable(
-                message + "; check the credentials and the bucket policy", op=op, key=key
-            )
-        if code in _THROTTLE_CODES or code in _CONFLICT or status >= 500 or status in (409, 429):
-            return TransientStoreError(message + "; retry the call", op=op, key=key)
-        return StoreError(message, op=op, key=key)
+            failure = Failure.NO_BUCKET
+        elif code in _AUTH_CODES:
+            failure = Failure.DENIED
+        elif code in _THROTTLE_CODES or code in _CONFLICT:
+            failure = Failure.TRANSIENT
+        else:
+            failure = failure_of_status(status)
+        return self._failed(failure, op, key, detail)
 
     def _is_client_error(self, exc: Exception) -> bool:
         exceptions = self._botocore_exceptions
@@ -170,13 +155,11 @@ class S3Store:
     # -- the contract --------------------------------------------------------------------------
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
-        self._checked(key, "put_if_absent")
+        name = self._object_name(key, "put_if_absent")
         body = bytes(data)
         for attempt in range(self.conflict_retries):
             try:
-                self._client.put_object(
-                    Bucket=self.bucket, Key=self._root + key, Body=body, IfNoneMatch="*"
-                )
+                self._client.put_object(Bucket=self.bucket, Key=name, Body=body, IfNoneMatch="*")
                 return True
             except Exception as exc:
                 if not self._is_client_error(exc):
@@ -190,23 +173,23 @@ class S3Store:
             if attempt + 1 < self.conflict_retries:
                 time.sleep(self.conflict_backoff * (2**attempt) * (0.5 + random.random()))
         raise TransientStoreError(
-            f"S3 store s3://{self.bucket}/{self.prefix}: put_if_absent of key {key!r} kept "
-            f"meeting a competing create (409 ConditionalRequestConflict, {self.conflict_retries} "
-            "tries); nothing is decided, retry the call",
+            f"{self.where}: put_if_absent of key {key!r} kept meeting a competing create "
+            f"(409 ConditionalRequestConflict, {self.conflict_retries} tries); nothing is "
+            "decided, retry the call",
             op="put_if_absent", key=key,
         )
 
     def put(self, key: str, data: bytes) -> None:
-        self._checked(key, "put")
+        name = self._object_name(key, "put")
         try:
-            self._client.put_object(Bucket=self.bucket, Key=self._root + key, Body=bytes(data))
+            self._client.put_object(Bucket=self.bucket, Key=name, Body=bytes(data))
         except Exception as exc:
             raise self._mapped(exc, "put", key) from None
 
     def get(self, key: str) -> bytes | None:
-        self._checked(key, "get")
+        name = self._object_name(key, "get")
         try:
-            response = self._client.get_object(Bucket=self.bucket, Key=self._root + key)
+            response = self._client.get_object(Bucket=self.bucket, Key=name)
             body: bytes = response["Body"].read()
         except Exception as exc:
             if self._is_client_error(exc):
@@ -217,34 +200,22 @@ class S3Store:
         return body
 
     def delete(self, key: str) -> None:
-        self._checked(key, "delete")
+        name = self._object_name(key, "delete")
         try:
-            self._client.delete_object(Bucket=self.bucket, Key=self._root + key)
+            self._client.delete_object(Bucket=self.bucket, Key=name)
         except Exception as exc:
             if self._is_client_error(exc) and _error_parts(exc)[0] in _MISSING_KEY:
                 return
             raise self._mapped(exc, "delete", key) from None
 
-    def list(self, prefix: str) -> builtins.list[str]:
-        normalised = validate_prefix(prefix)
-        search = self._root + (normalised + "/" if normalised else "")
-        cut = len(self._root)
-        keys: set[str] = set()
-        try:
-            paginator = self._client.get_paginator("list_objects_v2")
-            pages = paginator.paginate(
-                Bucket=self.bucket, Prefix=search,
-                PaginationConfig={"PageSize": self.list_page_size},
-            )
-            for page in pages:
-                for item in page.get("Contents", ()):
-                    key = item["Key"][cut:]
-                    # Skip objects no valid key maps to, e.g. console "folder/" markers.
-                    if key_problem(key) is None:
-                        keys.add(key)
-        except Exception as exc:
-            raise self._mapped(exc, "list", normalised) from None
-        return sorted(keys)
+    def _names_under(self, search: str) -> Iterator[str]:
+        paginator = self._client.get_paginator("list_objects_v2")
+        pages = paginator.paginate(
+            Bucket=self.bucket, Prefix=search, PaginationConfig={"PageSize": self.list_page_size}
+        )
+        for page in pages:
+            for item in page.get("Contents", ()):
+                yield item["Key"]
 
     def close(self) -> None:
         """Close the client's connection pool."""

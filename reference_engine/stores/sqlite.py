@@ -13,10 +13,11 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from urllib.parse import SplitResult, parse_qs, unquote
+from urllib.parse import SplitResult, unquote
 
 from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
 from reference_engine.stores.keys import validate_key, validate_prefix
+from reference_engine.stores.uri_options import uri_options
 
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 _SCHEMA = "CREATE TABLE IF NOT EXISTS records (k TEXT PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID"
@@ -159,18 +160,12 @@ class SqliteStore:
 
 def from_uri(parsed: SplitResult) -> SqliteStore:
     """``sqlite:///abs/path.db`` (also ``sqlite:////abs/path.db``) or ``sqlite://./rel.db``."""
-    options = parse_qs(parsed.query, keep_blank_values=True)
-    unknown = sorted(set(options) - {"busy_timeout"})
-    if unknown:
-        raise StoreUnavailable(
-            f"sqlite store URI has unknown option(s) {', '.join(unknown)}; the only option is "
-            "busy_timeout=SECONDS",
-            op="open",
-        )
+    options = uri_options(parsed, store="sqlite store", known={"busy_timeout"},
+                          advice="the only option is busy_timeout=SECONDS")
     busy_timeout = DEFAULT_BUSY_TIMEOUT_S
     if "busy_timeout" in options:
         try:
-            busy_timeout = float(options["busy_timeout"][-1])
+            busy_timeout = float(options["busy_timeout"])
         except ValueError:
             raise StoreUnavailable(
                 "sqlite store URI option busy_timeout= must be a number of seconds", op="open"

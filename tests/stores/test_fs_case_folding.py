@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from reference_engine.stores import fs as fs_module
-from reference_engine.stores.fs import FsStore, fold_name, is_case_insensitive, unfold_name
+from reference_engine.stores.fs import FsStore, is_case_insensitive
+from reference_engine.stores.fs_layout import fold_name, unfold_name
 
 
 @pytest.mark.parametrize("text", ["foo", "Foo", "FOO", "a^b", "^", "^^A", "runs/Foo/rev/1",

@@ -14,6 +14,7 @@ import pytest
 from reference_engine.errors import InvalidKey, StoreError, StoreUnavailable
 from reference_engine.stores import fs
 from reference_engine.stores.fs import FsStore
+from reference_engine.stores.fs_layout import CONTROL_DIR, RECORD_SUFFIX, TEMP_SUFFIX
 from reference_engine.stores.registry import open_store
 
 
@@ -69,7 +70,7 @@ def test_a_key_and_the_key_beneath_it_delete_independently(store: FsStore) -> No
 
 def test_list_skips_temp_files_and_strangers(store: FsStore) -> None:
     store.put("r/k", b"1")
-    control = Path(store.root) / fs.CONTROL_DIR
+    control = Path(store.root) / CONTROL_DIR
     (control / ".crashed-writer.tmp").write_bytes(b"partial")
     (control / "r.d" / ".99-7.tmp").write_bytes(b"partial")
     (control / "README").write_text("not a record")
@@ -79,8 +80,8 @@ def test_list_skips_temp_files_and_strangers(store: FsStore) -> None:
 
 def test_a_stale_temp_file_with_the_next_name_does_not_block_a_create(store: FsStore) -> None:
     store._counter = itertools.count(5)
-    control = Path(store.root) / fs.CONTROL_DIR
-    stale = control / f".{store._token}-5{fs.TEMP_SUFFIX}"
+    control = Path(store.root) / CONTROL_DIR
+    stale = control / f".{store._token}-5{TEMP_SUFFIX}"
     stale.write_bytes(b"left by a crash")
     assert store.put_if_absent("k", b"fresh")
     assert store.get("k") == b"fresh"
@@ -215,7 +216,7 @@ def test_when_hard_links_fail_later_a_create_refuses_and_leaves_no_temp(
 @pytest.mark.dw_clause("C-ERR-1")
 def test_an_os_error_names_the_operation_and_key(store: FsStore) -> None:
     # A stranger's file where the store needs a directory.
-    (Path(store.root) / fs.CONTROL_DIR / "a.d").write_bytes(b"")
+    (Path(store.root) / CONTROL_DIR / "a.d").write_bytes(b"")
     with pytest.raises(StoreError, match=r"put_if_absent of key 'a/b'") as info:
         store.put_if_absent("a/b", b"secret payload")
     assert "secret payload" not in str(info.value)
@@ -315,7 +316,7 @@ def test_a_durable_delete_whose_directory_a_sibling_delete_pruned_succeeds(
         # unlink landed, then the sibling's delete emptied and pruned the directory.
         if not synced_dirs:
             synced_dirs.append(path)
-            os.unlink(os.path.join(path, "b" + fs.RECORD_SUFFIX))
+            os.unlink(os.path.join(path, "b" + RECORD_SUFFIX))
             os.rmdir(path)
         real_fsync_dir(path)
 

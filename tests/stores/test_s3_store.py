@@ -166,7 +166,8 @@ def test_credentials_never_reach_a_message(injected: tuple[Injector, str]) -> No
         store.put_if_absent("k", b"payload-bytes")
     missing_bucket = S3Store("dw-no-such-bucket", endpoint_url=injected[1], region="us-east-1",
                              client_kwargs=CREDENTIALS)
-    with pytest.raises(StoreUnavailable, match="create bucket 'dw-no-such-bucket'") as missing:
+    with pytest.raises(StoreUnavailable,
+                       match="bucket 'dw-no-such-bucket' was not found: create it") as missing:
         missing_bucket.put("k", b"payload-bytes")
     for text in (str(info.value), str(missing.value), repr(store), repr(missing_bucket)):
         assert SECRET_ID not in text and SECRET_KEY not in text
