@@ -16,7 +16,7 @@ import threading
 import types
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reference_engine.claims import Claim
@@ -121,29 +121,34 @@ class FencedSaver:
         self.status = saved.status
 
 
-class Executor:
-    """Runs the levels of one run from its own workflow snapshot."""
+def _say_nothing(_line: str) -> None:
+    pass
 
-    def __init__(self, store: Any, clock: Clock, workflow: Workflow, record: RunRecord,
-                 save: Saver, *, claim: Claim | None = None,
-                 sleeper: Callable[[float], object] | None = None,
-                 progress: Callable[[str], None] | None = None) -> None:
-        self.store = store
-        self.clock = clock
-        self.workflow = workflow
-        self.record = record
-        self._save = save
-        self.claim = claim
-        self.sleeper = sleeper
-        self.progress = progress or (lambda _msg: None)
-        self._lock = threading.RLock()
+
+@dataclass(eq=False)
+class Executor:
+    """Runs the levels of one run from its own workflow snapshot.
+
+    ``record`` is the newest revision ``save`` wrote; ``claim`` (when the store creates)
+    is the one that saver writes under, beaten while a long step runs.
+    """
+
+    store: Any
+    clock: Clock
+    workflow: Workflow
+    record: RunRecord
+    save: Saver
+    claim: Claim | None = field(default=None, kw_only=True)
+    sleeper: Callable[[float], object] | None = field(default=None, kw_only=True)
+    progress: Callable[[str], None] = field(default=_say_nothing, kw_only=True)
+    _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
 
     # --- record updates ---------------------------------------------------------------
 
     def update(self, change: Callable[[RunRecord], RunRecord]) -> RunRecord:
         """Apply ``change`` to the current record and save it, under the executor lock."""
         with self._lock:
-            self.record = self._save(change(self.record))
+            self.record = self.save(change(self.record))
             return self.record
 
     def context(self) -> dict[str, Any]:
