@@ -9,18 +9,15 @@ and the executor stops with ``busy`` and writes nothing more.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
 import threading
-import types
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reference_engine.claims import Claim
 from reference_engine.clock import Clock
+from reference_engine.plain_steps import perform
 from reference_engine.records import keys
 from reference_engine.records.decoding import MAX_RUN_RECORD_BYTES
 from reference_engine.records.io import create_then_read
@@ -38,19 +35,17 @@ from reference_engine.records.run import (
 from reference_engine.records.run_states import move_run
 from reference_engine.records.views import RunView, WaitView
 from reference_engine.refusals import Refusal
-from reference_engine.secrets import filter_event, redact_text, scrub
+from reference_engine.secrets import filter_event
 from reference_engine.waits.registration import (
     RegistrationTooLarge,
     register,
     wait_id_for,
 )
 from reference_engine.workflows.expressions import evaluate, evaluate_condition
-from reference_engine.workflows.interpolate import interpolate
 from reference_engine.workflows.model import Job, Step, WaitSpec, Workflow
 
 JOB_DONE = ("succeeded", "failed", "skipped")
 JOB_WAITING = "waiting"
-MAX_OUTPUT_CHARS = 64 * 1024
 _FAILED_CALL = re.compile(r"failed\(\s*['\"]([^'\"]+)['\"]\s*\)")
 
 Saver = Callable[[RunRecord], RunRecord]
@@ -294,78 +289,14 @@ class Executor:
         if item is not None:
             context["item"] = item
         try:
-            status, output, error = self._perform(step, context)
+            status, output, error = perform(step, context, run_id=self.record.run_id,
+                                            claim=self.claim, sleeper=self.sleeper,
+                                            progress=self.progress)
         except Refusal:
             raise
         except Exception as exc:  # the step's own failure; a crash (BaseException) passes
             status, output, error = FAILED, None, f"{type(exc).__name__}: {exc}"
         return self._finish(job, name, status, output, error)
-
-    def _perform(self, step: Step, context: dict[str, Any]) -> tuple[str, Any, str | None]:
-        """Run one plain step: ``(status, output, error)``; the caller saves it."""
-        if step.kind in ("log", "fail", "shell"):
-            text = interpolate(str(step.value), context["inputs"], context)
-            if step.kind == "log":
-                # What a log or shell step produced is printed and stored only after the
-                # secret rules: each matching span becomes [redacted:<rule>]. (A python
-                # step's value is the workflow author's own and may carry an answer the
-                # operator let through with --no-secret-detection.)
-                text = redact_text(text)
-                self.progress(text)
-                return SUCCEEDED, {"message": text}, None
-            if step.kind == "fail":
-                return FAILED, None, text
-            status, output, error = self._shell(text)
-            return status, scrub(output), error
-        if step.kind == "sleep":
-            self._sleep(float(step.value))
-            return SUCCEEDED, {"seconds": step.value}, None
-        if step.kind == "python":
-            return self._python(str(step.value), context)
-        return FAILED, None, f"unknown step kind {step.kind}"
-
-    def _sleep(self, seconds: float) -> None:
-        """The ``sleep:`` step, in ttl/3 chunks so the claim keeps beating."""
-        if self.sleeper is None:
-            return
-        chunk = self.claim.ttl / 3 if self.claim is not None else seconds
-        left = seconds
-        while left > 0:
-            part = min(chunk, left)
-            self.sleeper(part)
-            left -= part
-            if self.claim is not None:
-                self.claim.ensure_held()
-
-    def _shell(self, command: str) -> tuple[str, Any, str | None]:
-        import subprocess  # only a shell step needs it; a resume from the CLI often has none
-
-        with self._keep_alive():
-            done = subprocess.run(command, shell=True, capture_output=True, text=True,
-                                  check=False)
-        output = (done.stdout + done.stderr)[-MAX_OUTPUT_CHARS:]
-        result = {"exit_code": done.returncode, "output": output}
-        if done.returncode != 0:
-            return FAILED, result, f"exit code {done.returncode}"
-        return SUCCEEDED, result, None
-
-    def _python(self, target: str, context: dict[str, Any]) -> tuple[str, Any, str | None]:
-        import importlib
-
-        module_name, _, function_name = target.partition(":")
-        function = getattr(importlib.import_module(module_name), function_name)
-        frozen = types.MappingProxyType(json.loads(json.dumps(
-            {**context, "run_id": self.record.run_id})))
-        with self._keep_alive():
-            value = function(frozen)
-        try:
-            output = json.loads(json.dumps(value, allow_nan=False))
-        except (TypeError, ValueError):
-            return FAILED, None, f"{target} returned a value that is not JSON"
-        return SUCCEEDED, output, None
-
-    def _keep_alive(self) -> AbstractContextManager[None]:
-        return self.claim.keep_alive() if self.claim is not None else contextlib.nullcontext()
 
     # --- waits ------------------------------------------------------------------------
 
