@@ -89,6 +89,17 @@ class Tally:
 
 # --- one schedule, in process ------------------------------------------------------------
 
+def _start_runs(store: Any, clock: FakeClock, rng: random.Random,
+                id_prefix: str) -> dict[str, list[str]]:
+    """One to three runs, each suspended on one or two waits: run id -> its wait ids."""
+    setup = Engine(store, clock, sleeper=clock.advance, lease_ttl_ms=LEASE_TTL_MS)
+    runs: dict[str, list[str]] = {}
+    for i in range(rng.randint(1, 3)):
+        view = setup.run(FLOWS[rng.choice((1, 2))], run_id=f"{id_prefix}{i}")
+        runs[view.run_id] = [w.wait_id for w in view.waits]
+    return runs
+
+
 def _actions(rng: random.Random, runs: dict[str, list[str]]) -> list[tuple[str, ...]]:
     plan: list[tuple[str, ...]] = []
     for run_id, waits in runs.items():
@@ -168,11 +179,7 @@ def inprocess_schedule(base: Any, seed: int, crash_rate: float) -> Tally:
     tally = Tally(schedules=1)
     clock = FakeClock()
     store = PrefixedStore(base, f"soak-{seed}") if not isinstance(base, MemoryStore) else base
-    setup = Engine(store, clock, sleeper=clock.advance, lease_ttl_ms=LEASE_TTL_MS)
-    runs: dict[str, list[str]] = {}
-    for i in range(rng.randint(1, 3)):
-        view = setup.run(FLOWS[rng.choice((1, 2))], run_id=f"r{i}")
-        runs[view.run_id] = [w.wait_id for w in view.waits]
+    runs = _start_runs(store, clock, rng, "r")
     tally.runs = len(runs)
     acked: dict[str, str] = {}
     for n, action in enumerate(_actions(rng, runs)):
@@ -260,11 +267,7 @@ def kill_schedule(uri: str, workdir: Path, seed: int, workers: list[Worker],
     rng = random.Random(seed)
     tally = Tally(schedules=1)
     store = open_store(uri)
-    setup = Engine(store, clock, sleeper=clock.advance, lease_ttl_ms=LEASE_TTL_MS)
-    runs: dict[str, list[str]] = {}
-    for i in range(rng.randint(1, 3)):
-        view = setup.run(FLOWS[rng.choice((1, 2))], run_id=f"k{seed}-{i}")
-        runs[view.run_id] = [w.wait_id for w in view.waits]
+    runs = _start_runs(store, clock, rng, f"k{seed}-")
     tally.runs = len(runs)
     acked: dict[str, str] = {}
     plan = [a for a in _actions(rng, runs) if a[0] != "deadline"]

@@ -32,6 +32,7 @@ from reference_engine.records import keys
 from reference_engine.records.claim import Lease, decode_lease
 from reference_engine.records.decoding import Found
 from reference_engine.records.io import create_then_read
+from reference_engine.records.run_store import run_key_numbers
 from reference_engine.refusals import Refusal
 
 GRACE_FRACTION = 5  # grace = ttl / 5
@@ -39,12 +40,7 @@ POLL_SECONDS = 1.0  # a patient taker looks at a lease at least this often
 
 
 def _generations(store: Any, run_id: str) -> list[int]:
-    found = []
-    for key in store.list(keys.claims_prefix(run_id)):
-        parsed = keys.parse_claim_key(key)
-        if parsed is not None and parsed[0] == run_id:
-            found.append(parsed[1])
-    return sorted(found)
+    return run_key_numbers(store, keys.claims_prefix(run_id), keys.parse_claim_key, run_id)
 
 
 def _busy(run_id: str, detail: str, next_step: str) -> Refusal:

@@ -14,21 +14,15 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reference_engine.backoff import Backoff
 from reference_engine.claims import Claim, ClaimBook
 from reference_engine.clock import Clock
+from reference_engine.consume import OpenWaits, apply_outcomes
 from reference_engine.errors import InvalidKey
-from reference_engine.executor import (
-    Executor,
-    FencedSaver,
-    OpenWaits,
-    apply_outcomes,
-    journal_event,
-    run_view,
-)
+from reference_engine.executor import Executor, FencedSaver, journal_event, run_view
 from reference_engine.lifecycle import (
     delete_run_records,
     end_run,
@@ -37,8 +31,7 @@ from reference_engine.lifecycle import (
     list_open_waits,
     sweep,
 )
-from reference_engine.records import keys
-from reference_engine.records.decoding import Absent, Found, Unreadable, iso
+from reference_engine.records.decoding import Found
 from reference_engine.records.run import (
     CANCELLED,
     FAILED,
@@ -46,13 +39,11 @@ from reference_engine.records.run import (
     SUCCEEDED,
     SUSPENDED,
     RunRecord,
-    decode_run,
 )
-from reference_engine.records.run_states import STATUSES, indexed
-from reference_engine.records.run_store import newest_revision, revision_numbers, run_ids
+from reference_engine.records.run_store import newest_revision, revision_numbers
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
 from reference_engine.refusals import Refusal
-from reference_engine.run_timeline import RunTimeline, build_timeline
+from reference_engine.run_reading import list_runs, read_run, run_not_found, show_run
 from reference_engine.scheduling import FULL_SCAN_EVERY_S, Schedule
 from reference_engine.secrets import SecretRefused, scan_or_refuse
 from reference_engine.stores.contract import ControlPlaneStore, supports_create
@@ -62,14 +53,11 @@ from reference_engine.workflows.errors import WorkflowError
 from reference_engine.workflows.loader import parse_workflow, with_inputs
 from reference_engine.workflows.model import Workflow
 
-if TYPE_CHECKING:  # dw show --timeline only: not loaded for the other commands
+if TYPE_CHECKING:  # loaded by dw show --timeline and dw serve only
     from reference_engine.run_timeline import RunTimeline
+    from reference_engine.serving import Scheduler
 
 __all__ = ["Delivery", "Engine", "OpenWait", "ReceiptView", "RunView", "WaitView"]
-
-
-# Refusals that a later pass cannot cure by itself: reported and backed off like a failure.
-RETRY_LATER = frozenset({"too_large", "unreadable"})
 
 
 def _refuse_secret_inputs(workflow: Workflow) -> None:
@@ -111,7 +99,6 @@ class Engine:
                                 sleeper=self.sleeper, patience=claim_patience,
                                 looks_path=claim_looks)
         self.schedule = Schedule(store, clock, full_scan_every)
-        self.serve_backoff = Backoff()
 
     # --- helpers ----------------------------------------------------------------------
 
@@ -119,19 +106,6 @@ class Engine:
         return Refusal("unsupported", f"Store {_store_name(self.store)} has no put_if_absent, "
                        f"so it cannot {what}. Use a store with the write-once create, such as "
                        "the default ./.dw", {"capability": "put_if_absent"})
-
-    def _record(self, run_id: str) -> RunRecord:
-        newest = newest_revision(self.store, run_id)
-        if newest.n == 0:
-            raise Refusal("run_not_found", f"No run has the id {run_id}. List the runs: dw runs",
-                          {"runId": run_id})
-        if not isinstance(newest.decoded, Found):
-            raise Refusal("unreadable", f"The newest revision ({newest.n}) of run {run_id} "
-                          "cannot be read; the engine will not guess at it. See the newest "
-                          f"readable one with dw show {run_id}; to recover, "
-                          + self._damaged_hint(run_id, newest.n),
-                          {"runId": run_id, "rev": newest.n})
-        return newest.decoded.record
 
     def _release(self, claim: Claim | None) -> None:
         if claim is not None:
@@ -231,10 +205,10 @@ class Engine:
         alone, and ``None`` says so, so a late pass never counts or redoes a resume."""
         if not self.creates:
             raise self._unsupported("resume a run")
-        self._record(run_id)  # run_not_found before any claim is written
+        read_run(self.store, run_id)  # run_not_found before any claim is written
         claim = self.claims.take(run_id, patience=patience)
         try:
-            record = self._record(run_id)
+            record = read_run(self.store, run_id)
             if scheduled and record.status not in (SUSPENDED, RUNNING):
                 self._release(claim)
                 return None
@@ -293,10 +267,10 @@ class Engine:
     def cancel(self, run_id: str) -> RunView:
         if not self.creates:
             raise self._unsupported("cancel a run")
-        self._record(run_id)
+        read_run(self.store, run_id)
         claim = self.claims.take(run_id)
         try:
-            record = self._record(run_id)
+            record = read_run(self.store, run_id)
             if record.status == CANCELLED:
                 finish_cleanup(self.store, record)  # idempotent; completes a crashed cancel
             elif record.status in (SUCCEEDED, FAILED):
@@ -317,8 +291,7 @@ class Engine:
     def delete(self, run_id: str) -> None:
         newest = newest_revision(self.store, run_id)
         if newest.n == 0:
-            raise Refusal("run_not_found", f"No run has the id {run_id}. List the runs: dw runs",
-                          {"runId": run_id})
+            raise run_not_found(run_id)
         if self.creates:
             self.claims.take(run_id)
         waits: dict[str, float] = {}
@@ -338,71 +311,18 @@ class Engine:
 
     def runs(self, *, statuses: tuple[str, ...] = (),
              workflow: str | None = None) -> list[dict[str, Any]]:
-        """Every run with its status: one list and one read per run. With ``statuses`` or
-        ``workflow``, only the runs the listing's index files there, each read to confirm
-        it (see ``records/run_states.py``)."""
-        if not statuses and workflow is None:
-            every = (self._listed(run_id) for run_id in run_ids(self.store))
-            return [listed for listed in every if listed]
-        found = []
-        wanted = statuses or STATUSES
-        named = sorted({run_id for _s, _w, run_id in indexed(self.store, wanted, workflow)})
-        for run_id in named:
-            listed = self._listed(run_id)
-            if listed.get("status") in wanted and workflow in (None, listed.get("workflow")):
-                found.append(listed)
-        return found
-
-    def _listed(self, run_id: str) -> dict[str, Any]:
-        """A run's line in ``runs()``; empty when it has no revision."""
-        newest = newest_revision(self.store, run_id)
-        if isinstance(newest.decoded, Found):
-            r = newest.decoded.record
-            return {"runId": run_id, "workflow": r.workflow, "status": r.status,
-                    "updatedAt": iso(r.updated_at)}
-        if isinstance(newest.decoded, Absent):
-            return {}
-        return {"runId": run_id, "workflow": "", "status": "unreadable", "updatedAt": ""}
-
-    def _damaged_hint(self, run_id: str, n: int) -> str:
-        return (f"remove the damaged record to fall back to revision {n - 1}: "
-                f"dw store rm {keys.revision_key(run_id, n)}, or delete the run: "
-                f"dw delete {run_id}")
+        """Every run with its status, or those of some statuses or one workflow."""
+        return list_runs(self.store, statuses=statuses, workflow=workflow)
 
     def show(self, run_id: str) -> dict[str, Any]:
         """The run's newest readable revision; a damaged newer one is named, not guessed at."""
-        newest = newest_revision(self.store, run_id)
-        if newest.n == 0 or isinstance(newest.decoded, Found):
-            return self._shown(self._record(run_id))
-        reason = newest.decoded.reason if isinstance(newest.decoded, Unreadable) else "absent"
-        damaged = {"rev": newest.n, "key": keys.revision_key(run_id, newest.n),
-                   "reason": reason, "recovery": self._damaged_hint(run_id, newest.n)}
-        for n in reversed(revision_numbers(self.store, run_id)[:-1]):
-            older = decode_run(self.store.get(keys.revision_key(run_id, n)), run_id, n)
-            if isinstance(older, Found):
-                return {**self._shown(older.record), "damaged": damaged}
-        raise Refusal("unreadable", f"No revision of run {run_id} can be read (the newest, "
-                      f"{newest.n}: {reason}); delete the run: dw delete {run_id}",
-                      {"runId": run_id, "rev": newest.n})
-
-    def _shown(self, r: RunRecord) -> dict[str, Any]:
-        steps = {}
-        for name, s in r.steps.items():
-            entry: dict[str, Any] = {"status": s.status, "output": s.output, "error": s.error,
-                                     "job": s.job}
-            if s.wait is not None:
-                entry["wait"] = {"id": s.wait.id, "deadline": iso(s.wait.deadline),
-                                 "schema": dict(s.wait.schema)}
-            steps[name] = entry
-        return {"runId": r.run_id, "workflow": r.workflow, "status": r.status, "rev": r.rev,
-                "createdAt": iso(r.created_at), "updatedAt": iso(r.updated_at),
-                "inputs": dict(r.inputs), "jobs": dict(r.jobs), "steps": steps,
-                "journal": [dict(e) for e in r.journal], "legacy": r.legacy}
+        return show_run(self.store, run_id)
 
     def timeline(self, run_id: str) -> RunTimeline:
         """The run's history drawn from every stored revision, claim and outcome (read-only)."""
-        self._record(run_id)  # run_not_found or unreadable, as for show
+        from reference_engine.run_timeline import build_timeline
 
+        read_run(self.store, run_id)  # run_not_found or unreadable, as for show
         drawn = build_timeline(self.store, run_id)
         assert drawn is not None, "a readable newest revision makes a timeline"
         return drawn
@@ -412,13 +332,23 @@ class Engine:
 
     # --- the scheduler ----------------------------------------------------------------
 
+    @cached_property
+    def scheduler(self) -> Scheduler:
+        """The scheduler's passes, built on the first: the other commands never load it."""
+        from reference_engine.serving import Scheduler
+
+        return Scheduler(self.schedule, self.clock, progress=self.progress,
+                         # late bound, so a subclass's (or a test's) _resume is the one used
+                         resume=lambda run_id: self._resume(run_id, patience=False,
+                                                            scheduled=True),
+                         journal=self._journal)
+
     def ready_runs(self) -> list[str]:
         """Suspended runs whose waits all have outcomes: what the next scheduler pass
         would resume (a full scan when one is due, else through the index)."""
         if not self.creates:
             raise self._unsupported("serve runs")
-        planned = self.schedule.plan(dry=True)
-        return [run_id for run_id, status in planned.candidates if status == SUSPENDED]
+        return self.scheduler.ready_runs()
 
     def serve_once(self, *, full_scan: bool | None = None,
                    should_stop: Callable[[], bool] | None = None) -> list[str]:
@@ -435,54 +365,13 @@ class Engine:
         """
         if not self.creates:
             raise self._unsupported("serve runs")
-        planned = self.schedule.plan(full_scan)
-        resumed = []
-        for index, (run_id, _status) in enumerate(planned.candidates):
-            if should_stop is not None and should_stop():
-                for later, _ in planned.candidates[index:]:
-                    planned.skipped(later, "busy")  # untouched: look again next pass
-                break
-            if not self.serve_backoff.due(run_id, self.clock.monotonic()):
-                planned.skipped(run_id, "busy")
-                continue
-            try:
-                view = self._resume(run_id, patience=False, scheduled=True)
-            except Refusal as refusal:
-                if refusal.kind in RETRY_LATER:
-                    self._serve_failed(run_id, refusal)
-                    planned.skipped(run_id, "busy")
-                else:
-                    self.progress(f"serve: skipped run {run_id}: {refusal.kind}")
-                    planned.skipped(run_id, refusal.kind)
-                continue
-            except Exception as exc:  # one bad run must not stop the others
-                self._serve_failed(run_id, exc)
-                planned.skipped(run_id, "busy")
-                continue
-            planned.handled(run_id)
-            self.serve_backoff.succeeded(run_id)
-            if view is not None:
-                resumed.append(run_id)
-        return resumed
-
-    def _serve_failed(self, run_id: str, exc: Exception) -> None:
-        """Report a failed resume for its run: a progress line, a journal event, a back-off."""
-        streak = self.serve_backoff.failed(run_id, self.clock.monotonic())
-        pause = streak.retry_at - self.clock.monotonic()
-        # The type only: an exception's text may quote a payload or a secret.
-        why = exc.kind if isinstance(exc, Refusal) else type(exc).__name__
-        self.progress(f"serve: run {run_id} failed ({why}); "
-                      f"failure {streak.failures}, next try in {pause:g}s. See it: "
-                      f"dw show {run_id}")
-        with contextlib.suppress(Exception):  # the line above is the report of last resort
-            self._journal(run_id, {"type": "serve_failed", "error": why,
-                                   "failures": streak.failures, "retryInS": pause})
+        return self.scheduler.serve_once(full_scan, should_stop)
 
     def _journal(self, run_id: str, event: dict[str, Any]) -> None:
         """Append one event to a live run's journal under its claim, changing nothing else."""
         claim = self.claims.take(run_id, patience=False)
         try:
-            record = self._record(run_id)
+            record = read_run(self.store, run_id)
             if not record.ended:
                 saver = FencedSaver(self.store, self.clock, claim, True)
                 saver(record.with_event(journal_event({**event, "at": self.clock.now()})))

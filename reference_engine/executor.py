@@ -9,24 +9,19 @@ and the executor stops with ``busy`` and writes nothing more.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
 import threading
-import types
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reference_engine.claims import Claim
 from reference_engine.clock import Clock
-from reference_engine.payloads import PayloadError, validate_payload
+from reference_engine.plain_steps import perform
 from reference_engine.records import keys
-from reference_engine.records.decoding import MAX_RUN_RECORD_BYTES, Found, Unreadable
+from reference_engine.records.decoding import MAX_RUN_RECORD_BYTES
 from reference_engine.records.io import create_then_read
-from reference_engine.records.outcome import ACCEPTED, CANCELLED, TIMED_OUT, Outcome
-from reference_engine.records.registration import Registration, fingerprint
+from reference_engine.records.registration import Registration
 from reference_engine.records.run import (
     FAILED,
     RUNNING,
@@ -40,21 +35,17 @@ from reference_engine.records.run import (
 from reference_engine.records.run_states import move_run
 from reference_engine.records.views import RunView, WaitView
 from reference_engine.refusals import Refusal
-from reference_engine.secrets import filter_event, redact_text, scrub
-from reference_engine.waits.outcomes import WaitFacts, outcome_at
+from reference_engine.secrets import filter_event
 from reference_engine.waits.registration import (
     RegistrationTooLarge,
-    read_registration,
     register,
     wait_id_for,
 )
 from reference_engine.workflows.expressions import evaluate, evaluate_condition
-from reference_engine.workflows.interpolate import interpolate
 from reference_engine.workflows.model import Job, Step, WaitSpec, Workflow
 
 JOB_DONE = ("succeeded", "failed", "skipped")
 JOB_WAITING = "waiting"
-MAX_OUTPUT_CHARS = 64 * 1024
 _FAILED_CALL = re.compile(r"failed\(\s*['\"]([^'\"]+)['\"]\s*\)")
 
 Saver = Callable[[RunRecord], RunRecord]
@@ -63,12 +54,6 @@ Saver = Callable[[RunRecord], RunRecord]
 def journal_event(event: Mapping[str, Any], *, bypass: bool = False) -> dict[str, Any]:
     """A journal event after the secret filter (docs/answers.md)."""
     return filter_event(event, bypass=bypass)
-
-
-def step_output_for_signal(outcome: Outcome) -> dict[str, Any]:
-    assert outcome.receipt is not None
-    return {"type": "wait_for_signal", "payload": outcome.payload,
-            "signal": outcome.receipt.to_json()}
 
 
 def run_view(record: RunRecord) -> RunView:
@@ -131,29 +116,34 @@ class FencedSaver:
         self.status = saved.status
 
 
-class Executor:
-    """Runs the levels of one run from its own workflow snapshot."""
+def _say_nothing(_line: str) -> None:
+    pass
 
-    def __init__(self, store: Any, clock: Clock, workflow: Workflow, record: RunRecord,
-                 save: Saver, *, claim: Claim | None = None,
-                 sleeper: Callable[[float], object] | None = None,
-                 progress: Callable[[str], None] | None = None) -> None:
-        self.store = store
-        self.clock = clock
-        self.workflow = workflow
-        self.record = record
-        self._save = save
-        self.claim = claim
-        self.sleeper = sleeper
-        self.progress = progress or (lambda _msg: None)
-        self._lock = threading.RLock()
+
+@dataclass(eq=False)
+class Executor:
+    """Runs the levels of one run from its own workflow snapshot.
+
+    ``record`` is the newest revision ``save`` wrote; ``claim`` (when the store creates)
+    is the one that saver writes under, beaten while a long step runs.
+    """
+
+    store: Any
+    clock: Clock
+    workflow: Workflow
+    record: RunRecord
+    save: Saver
+    claim: Claim | None = field(default=None, kw_only=True)
+    sleeper: Callable[[float], object] | None = field(default=None, kw_only=True)
+    progress: Callable[[str], None] = field(default=_say_nothing, kw_only=True)
+    _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
 
     # --- record updates ---------------------------------------------------------------
 
     def update(self, change: Callable[[RunRecord], RunRecord]) -> RunRecord:
         """Apply ``change`` to the current record and save it, under the executor lock."""
         with self._lock:
-            self.record = self._save(change(self.record))
+            self.record = self.save(change(self.record))
             return self.record
 
     def context(self) -> dict[str, Any]:
@@ -299,78 +289,14 @@ class Executor:
         if item is not None:
             context["item"] = item
         try:
-            status, output, error = self._perform(step, context)
+            status, output, error = perform(step, context, run_id=self.record.run_id,
+                                            claim=self.claim, sleeper=self.sleeper,
+                                            progress=self.progress)
         except Refusal:
             raise
         except Exception as exc:  # the step's own failure; a crash (BaseException) passes
             status, output, error = FAILED, None, f"{type(exc).__name__}: {exc}"
         return self._finish(job, name, status, output, error)
-
-    def _perform(self, step: Step, context: dict[str, Any]) -> tuple[str, Any, str | None]:
-        """Run one plain step: ``(status, output, error)``; the caller saves it."""
-        if step.kind in ("log", "fail", "shell"):
-            text = interpolate(str(step.value), context["inputs"], context)
-            if step.kind == "log":
-                # What a log or shell step produced is printed and stored only after the
-                # secret rules: each matching span becomes [redacted:<rule>]. (A python
-                # step's value is the workflow author's own and may carry an answer the
-                # operator let through with --no-secret-detection.)
-                text = redact_text(text)
-                self.progress(text)
-                return SUCCEEDED, {"message": text}, None
-            if step.kind == "fail":
-                return FAILED, None, text
-            status, output, error = self._shell(text)
-            return status, scrub(output), error
-        if step.kind == "sleep":
-            self._sleep(float(step.value))
-            return SUCCEEDED, {"seconds": step.value}, None
-        if step.kind == "python":
-            return self._python(str(step.value), context)
-        return FAILED, None, f"unknown step kind {step.kind}"
-
-    def _sleep(self, seconds: float) -> None:
-        """The ``sleep:`` step, in ttl/3 chunks so the claim keeps beating."""
-        if self.sleeper is None:
-            return
-        chunk = self.claim.ttl / 3 if self.claim is not None else seconds
-        left = seconds
-        while left > 0:
-            part = min(chunk, left)
-            self.sleeper(part)
-            left -= part
-            if self.claim is not None:
-                self.claim.ensure_held()
-
-    def _shell(self, command: str) -> tuple[str, Any, str | None]:
-        import subprocess  # only a shell step needs it; a resume from the CLI often has none
-
-        with self._keep_alive():
-            done = subprocess.run(command, shell=True, capture_output=True, text=True,
-                                  check=False)
-        output = (done.stdout + done.stderr)[-MAX_OUTPUT_CHARS:]
-        result = {"exit_code": done.returncode, "output": output}
-        if done.returncode != 0:
-            return FAILED, result, f"exit code {done.returncode}"
-        return SUCCEEDED, result, None
-
-    def _python(self, target: str, context: dict[str, Any]) -> tuple[str, Any, str | None]:
-        import importlib
-
-        module_name, _, function_name = target.partition(":")
-        function = getattr(importlib.import_module(module_name), function_name)
-        frozen = types.MappingProxyType(json.loads(json.dumps(
-            {**context, "run_id": self.record.run_id})))
-        with self._keep_alive():
-            value = function(frozen)
-        try:
-            output = json.loads(json.dumps(value, allow_nan=False))
-        except (TypeError, ValueError):
-            return FAILED, None, f"{target} returned a value that is not JSON"
-        return SUCCEEDED, output, None
-
-    def _keep_alive(self) -> AbstractContextManager[None]:
-        return self.claim.keep_alive() if self.claim is not None else contextlib.nullcontext()
 
     # --- waits ------------------------------------------------------------------------
 
@@ -400,86 +326,3 @@ class Executor:
         self.progress(f"{job.name}/{name}: waiting for a signal: dw signal {wait_id} "
                       "--payload '<json>'")
         return WAITING
-
-
-# --- resume: apply outcomes (docs/answers.md) ------------------------------------------
-
-class OpenWaits(Exception):
-    """Some waiting step has no outcome yet; the resume is refused with ``open_wait``."""
-
-    def __init__(self, open_steps: list[tuple[str, StepRecord]]) -> None:
-        super().__init__("open waits")
-        self.open_steps = open_steps
-
-
-def apply_outcomes(store: Any, record: RunRecord, now: float, *,
-                   strict: bool = True) -> tuple[RunRecord, int]:
-    """The record with every waiting step settled from its outcome, and how many applied.
-
-    ``strict``: raise :class:`OpenWaits` (nothing to save) when any wait has no outcome
-    yet; otherwise such steps stay waiting.
-    """
-    updated = record
-    open_steps: list[tuple[str, StepRecord]] = []
-    applied = 0
-    for name, step in sorted(record.waiting_steps().items()):
-        ref = step.wait
-        assert ref is not None
-        reg = read_registration(store, ref.id)
-        reg_raw = reg.raw if isinstance(reg, Found) else None
-        schema = reg.record.schema if isinstance(reg, Found) else ref.schema
-        facts = WaitFacts.of(ref.id, record.run_id, record.workflow, ref.deadline, reg_raw)
-        # No ready hint: this resume applies what it settles in the consume below.
-        decoded = outcome_at(store, facts, now, hint=False)
-        if isinstance(decoded, Unreadable) or isinstance(reg, Unreadable):
-            updated = fail_wait(updated, name, step, "wait_unreadable", at=now)
-            continue
-        if not isinstance(decoded, Found):
-            open_steps.append((name, step))
-            continue
-        outcome = decoded.record
-        expected_fp = fingerprint(reg_raw) if reg_raw is not None else ""
-        if outcome.fingerprint != expected_fp:
-            updated = fail_wait(updated, name, step, "wait_unreadable", at=now)
-            continue
-        if outcome.kind == ACCEPTED:
-            try:
-                validate_payload(outcome.payload, schema)
-            except PayloadError:
-                updated = fail_wait(updated, name, step, "wait_unreadable", at=now)
-                continue
-            assert outcome.receipt is not None
-            event = {"type": "answer_applied", "job": step.job, "step": name,
-                     "waitId": ref.id, "receiptId": outcome.receipt.id,
-                     "payload": outcome.payload, "at": now, **outcome_facts(outcome)}
-            bypass = not outcome.receipt.secret_detection
-            updated = updated.with_step(name, replace(
-                step, status=SUCCEEDED, output=step_output_for_signal(outcome), error=None,
-            )).with_event(journal_event(event, bypass=bypass))
-            applied += 1
-        elif outcome.kind == TIMED_OUT:
-            updated = fail_wait(updated, name, step, "wait_timeout", at=now, outcome=outcome)
-        elif outcome.kind == CANCELLED:
-            updated = fail_wait(updated, name, step, "cancelled", at=now, outcome=outcome)
-    if open_steps and strict:
-        raise OpenWaits(open_steps)
-    jobs = {j: (RUNNING if s == JOB_WAITING else s) for j, s in updated.jobs.items()}
-    return replace(updated, jobs=jobs, status=RUNNING), applied
-
-
-def outcome_facts(outcome: Outcome) -> dict[str, Any]:
-    """What a journal event keeps of the outcome it applied: which kind won the wait and
-    when it was written, so ``dw show --timeline`` can draw the race after cleanup."""
-    return {"outcome": outcome.kind, "settledAt": outcome.settled_at}
-
-
-def fail_wait(record: RunRecord, name: str, step: StepRecord, error: str, *,
-              at: float | None = None, outcome: Outcome | None = None) -> RunRecord:
-    event: dict[str, Any] = {"type": "wait_failed", "job": step.job, "step": name,
-                             "error": error}
-    if at is not None:
-        event["at"] = at
-    if outcome is not None:
-        event.update(outcome_facts(outcome))
-    return record.with_step(name, replace(step, status=FAILED, error=error)).with_event(
-        journal_event(event))

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reference_engine.executor import fail_wait, journal_event, step_output_for_signal
+from reference_engine.consume import fail_wait, step_output_for_signal
+from reference_engine.executor import journal_event
 from reference_engine.records import keys
 from reference_engine.records.compact import compacted
 from reference_engine.records.decoding import Found, Unreadable

@@ -57,7 +57,28 @@ def check_op(op: str, inner: object, *, who: str) -> None:
         )
 
 
-class Gate:
+class CallMatcher:
+    """What a gate or a hook watches for: calls of ``op`` at ``point`` whose key matches
+    ``key`` (a glob; ``None``: any key), counted from 1 so that ``nth`` picks one."""
+
+    def __init__(self, op: str, point: str, key: str | None, nth: int) -> None:
+        self.op = op
+        self.point = point
+        self.key = key
+        self.nth = nth
+        self.matched = 0  # matching calls seen
+
+    def _matches(self, op: str, point: str, key: str) -> bool:
+        return (op == self.op and point == self.point
+                and (self.key is None or fnmatchcase(key, self.key)))
+
+    def _describe(self, kind: str, extra: str = "") -> str:
+        key = "any key" if self.key is None else f"key={self.key!r}"
+        nth = "" if self.nth == 1 else f", nth={self.nth}"
+        return f"<{kind} {self.op} {self.point} {key}{nth}{extra}>"
+
+
+class Gate(CallMatcher):
     """One pause point. Made by :meth:`GatedStore.pause`; do not build it directly.
 
     The gate counts the calls that match ``op``, ``point`` and ``key``. Counting from
@@ -67,14 +88,10 @@ class Gate:
 
     def __init__(self, owner: GateOwner, op: str, point: str, key: str | None, nth: int,
                  times: int | None, timeout: float) -> None:
+        super().__init__(op, point, key, nth)
         self._owner = owner
-        self.op = op
-        self.point = point
-        self.key = key
-        self.nth = nth
         self.times = times
         self.timeout = timeout
-        self.matched = 0            # matching calls seen, parked or not
         self.arrivals: list[CallEvent] = []   # calls that parked here, in arrival order
         self._parked: list[threading.Event] = []
         self._released = 0
@@ -83,10 +100,7 @@ class Gate:
         self._scripter = threading.get_ident()  # the thread that made the gate
 
     def __repr__(self) -> str:
-        key = "any key" if self.key is None else f"key={self.key!r}"
-        extra = "" if self.nth == 1 else f", nth={self.nth}"
-        extra += "" if self.times == 1 else f", times={self.times}"
-        return f"<gate {self.op} {self.point} {key}{extra}>"
+        return self._describe("gate", "" if self.times == 1 else f", times={self.times}")
 
     @property
     def reached(self) -> bool:
@@ -143,10 +157,6 @@ class Gate:
             self._parked.clear()
 
     # -- called by GatedStore with the condition held -----------------------------------
-
-    def _matches(self, op: str, point: str, key: str) -> bool:
-        return (op == self.op and point == self.point
-                and (self.key is None or fnmatchcase(key, self.key)))
 
     def _selects_next(self) -> bool:
         """Count one matching call; whether it must park."""
@@ -208,7 +218,7 @@ class Gate:
                 "gate.wait_reached() first, or gate.open() to let calls through unparked")
 
 
-class Hook:
+class Hook(CallMatcher):
     """Runs an action inline when a matching call reaches a point. Made by :meth:`GatedStore.at`.
 
     The action runs once, on the thread of the ``nth`` matching call, while that call
@@ -219,21 +229,15 @@ class Hook:
 
     def __init__(self, op: str, point: str, key: str | None, nth: int,
                  action: Callable[[], object]) -> None:
-        self.op = op
-        self.point = point
-        self.key = key
-        self.nth = nth
+        super().__init__(op, point, key, nth)
         self.action = action
-        self.matched = 0
         self.fired_by: CallEvent | None = None
         self._value: object = None
         self._error: BaseException | None = None
         self._observed = False
 
     def __repr__(self) -> str:
-        key = "any key" if self.key is None else f"key={self.key!r}"
-        extra = "" if self.nth == 1 else f", nth={self.nth}"
-        return f"<hook {self.op} {self.point} {key}{extra}>"
+        return self._describe("hook")
 
     @property
     def fired(self) -> bool:
@@ -248,10 +252,6 @@ class Hook:
         if self._error is not None:
             raise self._error
         return self._value
-
-    def _matches(self, op: str, point: str, key: str) -> bool:
-        return (op == self.op and point == self.point
-                and (self.key is None or fnmatchcase(key, self.key)))
 
     def _selects_next(self) -> bool:
         if self.fired_by is not None:

@@ -33,8 +33,9 @@ from typing import Any
 from dw_testing.selftest.mutants.registry import MutantInfo
 from reference_engine import engine as engine_module
 from reference_engine import executor as executor_module
+from reference_engine.consume import apply_outcomes
 from reference_engine.errors import TransientStoreError
-from reference_engine.executor import FencedSaver, apply_outcomes, journal_event
+from reference_engine.executor import FencedSaver, journal_event
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
 from reference_engine.records.io import create_then_read

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,13 +20,22 @@ class Newest:
     size: int = 0
 
 
-def revision_numbers(store: Any, run_id: str) -> list[int]:
+def run_key_numbers(store: Any, prefix: str, parse: Callable[[str], tuple[str, int] | None],
+                    run_id: str) -> list[int]:
+    """The numbers of ``run_id``'s keys under ``prefix`` (revisions, claim generations),
+    sorted. Each listed key is parsed, so another run whose id merely starts the same is
+    left out, whatever the store's list returns for the prefix."""
     found = []
-    for key in store.list(keys.revisions_prefix(run_id)):
-        parsed = keys.parse_revision_key(key)
+    for key in store.list(prefix):
+        parsed = parse(key)
         if parsed is not None and parsed[0] == run_id:
             found.append(parsed[1])
     return sorted(found)
+
+
+def revision_numbers(store: Any, run_id: str) -> list[int]:
+    return run_key_numbers(store, keys.revisions_prefix(run_id), keys.parse_revision_key,
+                           run_id)
 
 
 def newest_revision(store: Any, run_id: str) -> Newest:
