@@ -35,6 +35,7 @@ from dw_testing.plugin.report_schema import (
     SCHEMA_VERSION,
     worst,
 )
+from dw_testing.plugin.report_schema import REPORT_SCHEMA as REPORT_SCHEMA  # documented here
 
 FAILED = ("FAIL", "UNKNOWN")
 
