@@ -36,7 +36,9 @@ def check_names(item: pytest.Item) -> None:
     """Refuse a ``dw_requires`` naming a capability the suite does not know (a typo)."""
     unknown = _unknown_names(required(item))
     if unknown:
-        raise pytest.UsageError(f"{item.nodeid}: dw_requires names {unknown}")
+        raise pytest.UsageError(
+            f"{item.nodeid}: dw_requires names {unknown}. Fix the marker to name one of "
+            "the known capabilities; the suite cannot test one it does not know")
 
 
 def _unknown_names(names: Iterable[str]) -> str:

@@ -18,7 +18,6 @@ class EnteredStores:
         self._stack = contextlib.ExitStack()
         self._specs: dict[str, StoreSpec] = {}
         self._caps: dict[str, dict[str, bool]] = {}
-        self._entries: dict[str, StoreEntry] = {}
 
     def spec(self, entry: StoreEntry) -> StoreSpec:
         if entry.name not in self._specs:
@@ -36,7 +35,6 @@ class EnteredStores:
         self._specs[entry.name] = replace(
             spec, name=entry.name, capabilities=merged,
             factory=adapting(spec.factory, label=entry.name))
-        self._entries[entry.name] = entry
         return self._specs[entry.name]
 
     def capabilities(self, entry: StoreEntry) -> dict[str, bool]:
