@@ -18,19 +18,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reference_engine.claims import Claim, ClaimBook
 from reference_engine.clock import Clock
-from reference_engine.consume import OpenWaits, apply_outcomes
 from reference_engine.errors import InvalidKey
-from reference_engine.executor import Executor, FencedSaver, journal_event, run_view
-from reference_engine.lifecycle import (
-    delete_run_records,
-    end_run,
-    finish_cleanup,
-    has_leftovers,
-    list_open_waits,
-    sweep,
-)
 from reference_engine.records.decoding import Found
 from reference_engine.records.run import (
     CANCELLED,
@@ -44,18 +33,24 @@ from reference_engine.records.run_store import newest_revision, revision_numbers
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
 from reference_engine.refusals import Refusal
 from reference_engine.run_reading import list_runs, read_run, run_not_found, show_run
-from reference_engine.scheduling import FULL_SCAN_EVERY_S, Schedule
-from reference_engine.secrets import SecretRefused, scan_or_refuse
 from reference_engine.stores.contract import ControlPlaneStore, supports_create
 from reference_engine.stores.keys import key_problem
-from reference_engine.waits.delivery import Request, deliver
-from reference_engine.workflows.errors import WorkflowError
-from reference_engine.workflows.loader import parse_workflow, with_inputs
-from reference_engine.workflows.model import Workflow
 
-if TYPE_CHECKING:  # loaded by dw show --timeline and dw serve only
+# Each `dw` command is its own process and should import only what it uses: the claims,
+# the executor, the consume, the lifecycle, the workflow loader, the delivery, the
+# timeline and the scheduler are imported inside the methods that need them (`dw signal`
+# runs no step and takes no claim; only `dw serve` schedules).
+if TYPE_CHECKING:
+    from reference_engine.claims import Claim, ClaimBook
+    from reference_engine.executor import FencedSaver
     from reference_engine.run_timeline import RunTimeline
+    from reference_engine.scheduling import Schedule
     from reference_engine.serving import Scheduler
+    from reference_engine.workflows.model import Workflow
+
+# reference_engine.scheduling.FULL_SCAN_EVERY_S, written out so that building an Engine
+# (every dw command does) need not import the scheduler; a test keeps the two equal.
+FULL_SCAN_EVERY_S = 300.0
 
 __all__ = ["Delivery", "Engine", "OpenWait", "ReceiptView", "RunView", "WaitView"]
 
@@ -63,6 +58,8 @@ __all__ = ["Delivery", "Engine", "OpenWait", "ReceiptView", "RunView", "WaitView
 def _refuse_secret_inputs(workflow: Workflow) -> None:
     """Inputs are stored in every revision of the run and shown by ``dw show``: one that
     holds a secret is refused before anything is written (the input is never quoted)."""
+    from reference_engine.secrets import SecretRefused, scan_or_refuse
+
     try:
         scan_or_refuse(dict(workflow.inputs))
     except SecretRefused as refused:
@@ -95,10 +92,25 @@ class Engine:
         self.progress = progress or (lambda _msg: None)
         self.sleeper = sleeper if sleeper is not None else time.sleep
         self.creates = supports_create(store)
-        self.claims = ClaimBook(store, clock, host=host, ttl_ms=lease_ttl_ms,
-                                sleeper=self.sleeper, patience=claim_patience,
-                                looks_path=claim_looks)
-        self.schedule = Schedule(store, clock, full_scan_every)
+        self._claim_patience = claim_patience
+        self._claim_looks = claim_looks
+        self._full_scan_every = full_scan_every
+
+    @cached_property
+    def claims(self) -> ClaimBook:
+        """The run claims; built on first use (delivering a signal takes none)."""
+        from reference_engine.claims import ClaimBook
+
+        return ClaimBook(self.store, self.clock, host=self.host, ttl_ms=self.lease_ttl_ms,
+                         sleeper=self.sleeper, patience=self._claim_patience,
+                         looks_path=self._claim_looks)
+
+    @cached_property
+    def schedule(self) -> Schedule:
+        """The scheduler's memory between passes; built when serve first plans one."""
+        from reference_engine.scheduling import Schedule
+
+        return Schedule(self.store, self.clock, self._full_scan_every)
 
     # --- helpers ----------------------------------------------------------------------
 
@@ -113,6 +125,9 @@ class Engine:
 
     def _snapshot(self, record: RunRecord) -> Workflow | None:
         """The run's own workflow, or None when its snapshot no longer parses."""
+        from reference_engine.workflows.errors import WorkflowError
+        from reference_engine.workflows.loader import parse_workflow
+
         try:
             return parse_workflow(record.source)
         except WorkflowError:
@@ -128,6 +143,9 @@ class Engine:
     def _drive(self, workflow: Workflow, record: RunRecord, claim: Claim | None,
                saver: FencedSaver) -> RunView:
         """Execute from ``record``; suspend or end the run; release the claim."""
+        from reference_engine.executor import Executor, run_view
+        from reference_engine.lifecycle import end_run
+
         try:
             executor = Executor(self.store, self.clock, workflow, record, saver, claim=claim,
                                 sleeper=self.sleeper, progress=self.progress)
@@ -148,6 +166,9 @@ class Engine:
     def run(self, workflow: Workflow, *, run_id: str | None = None,
             inputs: Mapping[str, str] | None = None) -> RunView:
         """Start a run; returns it suspended, succeeded or failed."""
+        from reference_engine.executor import FencedSaver, journal_event
+        from reference_engine.workflows.loader import with_inputs
+
         if workflow.has_wait() and not self.creates:
             raise self._unsupported(f"hold the waits of workflow {workflow.name}")
         if inputs:
@@ -203,6 +224,11 @@ class Engine:
         """The resume path. ``scheduled`` (the scheduler): a run that is no longer
         resumable once the claim is held (another resume finished it first) is left
         alone, and ``None`` says so, so a late pass never counts or redoes a resume."""
+        from reference_engine.consume import OpenWaits, apply_outcomes
+        from reference_engine.executor import FencedSaver, run_view
+        from reference_engine.lifecycle import finish_cleanup, has_leftovers
+        from reference_engine.workflows.loader import parse_workflow
+
         if not self.creates:
             raise self._unsupported("resume a run")
         read_run(self.store, run_id)  # run_not_found before any claim is written
@@ -250,6 +276,8 @@ class Engine:
 
     def signal(self, wait_id: str, payload: str, *, submitted_by: str | None = None,
                secret_detection: bool = True) -> Delivery:
+        from reference_engine.waits.delivery import Request, deliver
+
         if not self.creates:
             raise self._unsupported("accept a signal")
         return deliver(self.store, self.clock,
@@ -257,6 +285,8 @@ class Engine:
 
     def answer(self, run_id: str, wait_id: str, payload: str, *,
                submitted_by: str | None = None, secret_detection: bool = True) -> Delivery:
+        from reference_engine.waits.delivery import Request, deliver
+
         if not self.creates:
             raise self._unsupported("accept an answer")
         return deliver(self.store, self.clock,
@@ -265,6 +295,9 @@ class Engine:
     # --- cancel, delete ---------------------------------------------------------------
 
     def cancel(self, run_id: str) -> RunView:
+        from reference_engine.executor import FencedSaver, run_view
+        from reference_engine.lifecycle import end_run, finish_cleanup
+
         if not self.creates:
             raise self._unsupported("cancel a run")
         read_run(self.store, run_id)
@@ -289,6 +322,8 @@ class Engine:
         return run_view(record)
 
     def delete(self, run_id: str) -> None:
+        from reference_engine.lifecycle import delete_run_records
+
         newest = newest_revision(self.store, run_id)
         if newest.n == 0:
             raise run_not_found(run_id)
@@ -307,6 +342,8 @@ class Engine:
 
     def open_waits(self, *, workflow: str | None = None) -> list[OpenWait]:
         """Open waits by deadline (of one workflow, when named); settles overdue ones."""
+        from reference_engine.lifecycle import list_open_waits
+
         return list_open_waits(self.store, self.clock.now(), workflow=workflow)
 
     def runs(self, *, statuses: tuple[str, ...] = (),
@@ -328,6 +365,8 @@ class Engine:
         return drawn
 
     def sweep(self) -> dict[str, int]:
+        from reference_engine.lifecycle import sweep
+
         return sweep(self.store, self.clock.now()).to_json()
 
     # --- the scheduler ----------------------------------------------------------------
@@ -369,6 +408,8 @@ class Engine:
 
     def _journal(self, run_id: str, event: dict[str, Any]) -> None:
         """Append one event to a live run's journal under its claim, changing nothing else."""
+        from reference_engine.executor import FencedSaver, journal_event
+
         claim = self.claims.take(run_id, patience=False)
         try:
             record = read_run(self.store, run_id)

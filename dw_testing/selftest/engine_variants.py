@@ -17,8 +17,11 @@ The seams, and why each is the one to replace:
 
 - ``create_then_read`` as imported by ``waits.outcomes`` (settle), ``executor`` (fenced
   saves) and ``claims`` (taking a claim): where a race is decided;
-- ``engine.FencedSaver``: every revision a claim holder writes;
-- ``engine.apply_outcomes``: the consume, computed before its one save.
+- ``executor.FencedSaver``: every revision a claim holder writes;
+- ``consume.apply_outcomes``: the consume, computed before its one save.
+
+(The engine imports these two inside the methods that use them, when they run, so a
+replacement installed on the module that defines it is the one the engine calls.)
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dw_testing.selftest.mutants.registry import MutantInfo
+from reference_engine import consume as consume_module
 from reference_engine import engine as engine_module
 from reference_engine import executor as executor_module
 from reference_engine.consume import apply_outcomes
@@ -256,12 +260,12 @@ def _build() -> dict[str, EngineVariant]:
         EngineVariant(
             "consume_in_two_saves",
             "The consume is two revisions: the answer_applied events, then the steps.",
-            patches=((engine_module, "FencedSaver", TwoSaveConsume),),
+            patches=((executor_module, "FencedSaver", TwoSaveConsume),),
         ),
         EngineVariant(
             "replay_journals_twice",
             "A replay journals answer_applied again for answers the run already holds.",
-            patches=((engine_module, "apply_outcomes", apply_and_rejournal),),
+            patches=((consume_module, "apply_outcomes", apply_and_rejournal),),
         ),
         EngineVariant(
             "conflict_taken_for_exists",
@@ -281,7 +285,7 @@ def _build() -> dict[str, EngineVariant]:
         EngineVariant(
             "resume_ignores_fence",
             "Saves never check the claim and overwrite a revision another holder wrote.",
-            patches=((engine_module, "FencedSaver", UnfencedSaver),),
+            patches=((executor_module, "FencedSaver", UnfencedSaver),),
         ),
     ]
     return {v.name: v for v in variants}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import traceback
 from typing import Any
 
 import click
@@ -63,6 +62,8 @@ def report(exc: BaseException, *, json_mode: bool, command: str) -> int:
     if isinstance(exc, BrokenPipeError):
         return EXIT_FAILED  # the reader went away (e.g. `| head`); nothing to tell anyone
     if os.environ.get("DW_DEBUG") == "1":
+        import traceback  # only when asked for: it is slow to import
+
         traceback.print_exception(exc)
     if _named_class(exc, "PayloadError"):
         exc = payload_refusal(exc)

@@ -131,7 +131,7 @@ def signal(ctx: click.Context, wait_id: str, payload: str, submitted_by: str | N
     The run changes only at the next dw resume (or dw serve).
     """
     text = read_payload(payload)
-    with engine_session(store_uri) as engine:
+    with engine_session(store_uri, claims=False) as engine:
         delivery = engine.signal(wait_id, text, submitted_by=submitted_by,
                                  secret_detection=not no_secret_detection)
     _print_delivery(delivery, as_json, store_flag_for(ctx, store_uri))
@@ -152,7 +152,7 @@ def answer(ctx: click.Context, run_id: str, wait_id: str, payload: str,
     JSON is the answer; '-' reads it from stdin.
     """
     text = read_payload(payload)
-    with engine_session(store_uri) as engine:
+    with engine_session(store_uri, claims=False) as engine:
         delivery = engine.answer(run_id, wait_id, text, submitted_by=submitted_by,
                                  secret_detection=not no_secret_detection)
     _print_delivery(delivery, as_json, store_flag_for(ctx, store_uri))

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
-import socket
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reference_engine.claim_looks import ensure_private_dir
 from reference_engine.cli.options import opened_store
 from reference_engine.cli.output import note, progress
 from reference_engine.clock import clock_from_env
@@ -33,6 +30,8 @@ def claim_looks_path(store_uri: str) -> Path:
     said ``busy`` lets a later one, after ``ttl + grace`` has passed (also under
     ``DW_CLOCK``), take the run over. See :mod:`reference_engine.claim_looks`.
     """
+    import hashlib
+    import socket
 
     base = os.environ.get(LOOKS_DIR_ENV) or str(
         Path(tempfile.gettempdir()) / f"dw-claim-looks-{os.getuid()}")
@@ -44,16 +43,21 @@ def claim_looks_path(store_uri: str) -> Path:
 def private_looks_dir(looks: Path) -> Path:
     """``looks`` and its parent made or checked private (0700, ours); else a private
     fallback, with a note on stderr. Looks are an optimisation: never fatal."""
+    from reference_engine.claim_looks import ensure_private_dir
+
     parent = ensure_private_dir(looks.parent, note)
     return ensure_private_dir(parent / looks.name, note)
 
 
 @contextmanager
-def engine_session(store_uri: str, *, create: bool = False) -> Iterator[Engine]:
+def engine_session(store_uri: str, *, create: bool = False,
+                   claims: bool = True) -> Iterator[Engine]:
     """An Engine on a fresh handle of ``store_uri``; the handle is closed afterwards.
 
     Only a command that starts runs passes ``create``: any other refuses a local store
-    that does not exist, rather than creating an empty one from a typo.
+    that does not exist, rather than creating an empty one from a typo. A command that
+    takes no run claim (``dw signal``, ``dw answer``) passes ``claims=False`` and skips the
+    claim looks' directory.
     """
     clock = clock_from_env()  # a bad DW_CLOCK fails before the store is touched
     if not create:
@@ -61,6 +65,6 @@ def engine_session(store_uri: str, *, create: bool = False) -> Iterator[Engine]:
     # Imported here so `dw store ...` keeps working even if the engine cannot import.
     from reference_engine.engine import Engine
 
-    looks = private_looks_dir(claim_looks_path(store_uri))
+    looks = private_looks_dir(claim_looks_path(store_uri)) if claims else None
     with opened_store(store_uri) as store:
         yield Engine(store, clock, progress=progress, claim_looks=looks)

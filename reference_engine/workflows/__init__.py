@@ -2,7 +2,8 @@
 
 Import from the submodules (``reference_engine.workflows.loader`` and friends). The
 names below are also reachable here, imported lazily so that ``schema_subset`` (which
-needs ``WorkflowError``) never meets a half-initialised package.
+needs ``WorkflowError``) never meets a half-initialised package, and so that checking a
+payload (``dw signal``) does not build the model's classes.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ import importlib
 from typing import Any
 
 from reference_engine.workflows.errors import WorkflowError
-from reference_engine.workflows.model import Job, Step, WaitSpec, Workflow
 
 _LAZY = {
+    "Job": "reference_engine.workflows.model",
+    "Step": "reference_engine.workflows.model",
+    "WaitSpec": "reference_engine.workflows.model",
+    "Workflow": "reference_engine.workflows.model",
     "load_workflow": "reference_engine.workflows.loader",
     "parse_workflow": "reference_engine.workflows.loader",
     "with_inputs": "reference_engine.workflows.loader",
@@ -24,7 +28,7 @@ _LAZY = {
     "interpolate": "reference_engine.workflows.interpolate",
 }
 
-__all__ = ["Job", "Step", "WaitSpec", "Workflow", "WorkflowError", *_LAZY]
+__all__ = ["WorkflowError", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

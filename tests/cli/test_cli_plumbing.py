@@ -104,7 +104,7 @@ class RaisingEngine:
 
 def _engine_raising(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
     @contextmanager
-    def session(_uri: str) -> Iterator[Any]:
+    def session(_uri: str, **_options: bool) -> Iterator[Any]:
         yield RaisingEngine(error)
 
     for module in (run_cmds, list_cmds):

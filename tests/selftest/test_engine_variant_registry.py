@@ -13,11 +13,13 @@ from dw_testing.selftest.engine_variants import (
     selected_variant,
     variant_named,
 )
+from reference_engine import consume as consume_module
 from reference_engine import engine as engine_module
 from reference_engine import executor as executor_module
 from reference_engine.stores.memory import MemoryStore
 
-SEAMS = ((engine_module, "FencedSaver"), (engine_module, "apply_outcomes"),
+# The engine imports FencedSaver and apply_outcomes from these modules when a method runs.
+SEAMS = ((executor_module, "FencedSaver"), (consume_module, "apply_outcomes"),
          (executor_module, "create_then_read"))
 
 
