@@ -54,6 +54,14 @@ def say(text: str) -> None:
     click.echo(plain(text))
 
 
+def emit_result(document: Mapping[str, Any], line: str, *, as_json: bool) -> None:
+    """A command's outcome: ``document`` as JSON with ``--json``, else ``line`` to read."""
+    if as_json:
+        emit_json(document)
+    else:
+        say(line)
+
+
 def note(text: str) -> None:
     """Progress or a hint, on stderr so stdout stays clean for pipes."""
     click.echo(plain(text), err=True)

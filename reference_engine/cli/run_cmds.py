@@ -12,7 +12,7 @@ import click
 from reference_engine.cli.failures import EXIT_SUSPENDED
 from reference_engine.cli.hints import step_schema
 from reference_engine.cli.options import common_options, store_flag_for
-from reference_engine.cli.output import as_mapping, emit_json, say
+from reference_engine.cli.output import as_mapping, emit_json, emit_result
 from reference_engine.cli.session import engine_session
 from reference_engine.cli.views import SchemaLookup, render_delivery, render_run
 
@@ -188,10 +188,7 @@ def delete(run_id: str, store_uri: str, as_json: bool) -> None:
     """Delete a run and every record it owns."""
     with engine_session(store_uri) as engine:
         engine.delete(run_id)
-    if as_json:
-        emit_json({"runId": run_id, "deleted": True})
-    else:
-        say(f"deleted run {run_id}")
+    emit_result({"runId": run_id, "deleted": True}, f"deleted run {run_id}", as_json=as_json)
 
 
 COMMANDS = (run, resume, signal, answer, cancel, delete)

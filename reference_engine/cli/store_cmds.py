@@ -4,19 +4,29 @@ from __future__ import annotations
 
 import base64
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
 from reference_engine.cli.failures import EXIT_FAILED, fail
 from reference_engine.cli.options import common_options, opened_store
-from reference_engine.cli.output import emit_json, say
-from reference_engine.stores.contract import supports_create
+from reference_engine.cli.output import emit_json, emit_result, say
+from reference_engine.stores.contract import ControlPlaneStore, supports_create
 from reference_engine.stores.keys import validate_key, validate_prefix
 
 
 @click.group()
 def store() -> None:
     """Read and write raw records of a store."""
+
+
+@contextmanager
+def _store_for_key(store_uri: str, key: str, op: str) -> Iterator[ControlPlaneStore]:
+    """The store opened for one call on ``key``; a key ``op`` refuses opens nothing."""
+    validate_key(key, op=op)
+    with opened_store(store_uri) as handle:
+        yield handle
 
 
 @store.command("ls")
@@ -39,8 +49,7 @@ def ls_(prefix: str, store_uri: str, as_json: bool) -> None:
 @common_options
 def cat(key: str, store_uri: str, as_json: bool) -> None:
     """Write the record at KEY to stdout, byte for byte."""
-    validate_key(key, op="get")
-    with opened_store(store_uri) as handle:
+    with _store_for_key(store_uri, key, "get") as handle:
         data = handle.get(key)
     if data is None:
         fail(f"no record at {key}; list what exists with: dw store ls", json_mode=as_json,
@@ -75,10 +84,8 @@ def put(key: str, data: str | None, store_uri: str, as_json: bool) -> None:
     payload = _payload_bytes(data)
     with opened_store(store_uri) as handle:
         handle.put(key, payload)
-    if as_json:
-        emit_json({"key": key, "bytes": len(payload)})
-    else:
-        say(f"wrote {len(payload)} bytes to {key}")
+    emit_result({"key": key, "bytes": len(payload)}, f"wrote {len(payload)} bytes to {key}",
+                as_json=as_json)
 
 
 @store.command("create")
@@ -100,12 +107,9 @@ def create(key: str, data: str | None, store_uri: str, as_json: bool) -> None:
                  command="dw store create", kind="unsupported")
             return
         created = bool(handle.put_if_absent(key, payload))  # type: ignore[attr-defined]
-    if as_json:
-        emit_json({"key": key, "created": created})
-    elif created:
-        say(f"created {key}")
-    else:
-        say(f"{key} already exists; nothing written")
+    emit_result({"key": key, "created": created},
+                f"created {key}" if created else f"{key} already exists; nothing written",
+                as_json=as_json)
     if not created:
         raise click.exceptions.Exit(EXIT_FAILED)
 
@@ -115,13 +119,9 @@ def create(key: str, data: str | None, store_uri: str, as_json: bool) -> None:
 @common_options
 def rm(key: str, store_uri: str, as_json: bool) -> None:
     """Delete the record at KEY (a missing key is no error)."""
-    validate_key(key, op="delete")
-    with opened_store(store_uri) as handle:
+    with _store_for_key(store_uri, key, "delete") as handle:
         handle.delete(key)
-    if as_json:
-        emit_json({"key": key, "deleted": True})
-    else:
-        say(f"deleted {key}")
+    emit_result({"key": key, "deleted": True}, f"deleted {key}", as_json=as_json)
 
 
 @store.command("shim-path")
