@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +31,7 @@ def claim_looks_path(store_uri: str) -> Path:
     """
     import hashlib
     import socket
+    import tempfile
 
     base = os.environ.get(LOOKS_DIR_ENV) or str(
         Path(tempfile.gettempdir()) / f"dw-claim-looks-{os.getuid()}")
