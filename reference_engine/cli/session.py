@@ -30,13 +30,13 @@ def claim_looks_path(store_uri: str) -> Path:
     ``DW_CLOCK``), take the run over. See :mod:`reference_engine.claim_looks`.
     """
     import hashlib
-    import socket
+    import platform
     import tempfile
 
     base = os.environ.get(LOOKS_DIR_ENV) or str(
         Path(tempfile.gettempdir()) / f"dw-claim-looks-{os.getuid()}")
     where = store_uri if "://" in store_uri else os.path.abspath(store_uri)
-    identity = "\n".join((socket.gethostname(), where, os.environ.get("DW_CLOCK", "")))
+    identity = "\n".join((platform.node(), where, os.environ.get("DW_CLOCK", "")))
     return Path(base) / hashlib.sha256(identity.encode()).hexdigest()[:32]
 
 
