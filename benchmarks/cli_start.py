@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
+HELP_GOAL_X = 3.0  # dw --help's CPU time, at most this many times python -c pass's
+PAIR_GOAL_S = 0.25  # dw signal then dw resume on file://, wall time in all
 DW = "import sys; from reference_engine.cli.main import main; sys.argv[0] = 'dw'; main()"
 WORKFLOW = """\
 name: bench
@@ -119,6 +121,19 @@ def main() -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for row in [rows[0], tuple("-" * w for w in widths), *rows[1:]]:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+    _goals(samples, base_cpu)
+
+
+def _goals(samples: dict[tuple[str, str], list[tuple[float, float]]],
+           base_cpu: dict[str, float]) -> None:
+    """The issue's two goals, for this tree: met or not, with the figure."""
+    help_cpu = statistics.median(c for c, _ in samples[("dw --help", "this tree")])
+    pair_wall = statistics.median(w for _, w in samples[("dw signal + dw resume", "this tree")])
+    ratio = help_cpu / base_cpu["this tree"]
+    print(f"goal: dw --help within {HELP_GOAL_X:g}x of python -c pass in CPU: {ratio:.2f}x, "
+          f"{'met' if ratio <= HELP_GOAL_X else 'NOT met'}")
+    print(f"goal: dw signal + dw resume under {PAIR_GOAL_S * 1000:.0f} ms wall: "
+          f"{pair_wall * 1000:.0f} ms, {'met' if pair_wall < PAIR_GOAL_S else 'NOT met'}")
 
 
 if __name__ == "__main__":
