@@ -28,9 +28,11 @@ NOT_FOR_SIGNAL = ("reference_engine.executor", "reference_engine.lifecycle",
                   "reference_engine.claims", "reference_engine.claim_looks",
                   "reference_engine.scheduling", "reference_engine.run_timeline",
                   "reference_engine.backoff", "reference_engine.workflows.model",
-                  "reference_engine.workflows.loader", "reference_engine.workflows.expressions")
+                  "reference_engine.workflows.loader", "reference_engine.workflows.expressions",
+                  "reference_engine.consume", "reference_engine.serving")
 NOT_FOR_RESUME = ("reference_engine.scheduling", "reference_engine.run_timeline",
                   "reference_engine.backoff", "reference_engine.workflows.yaml_text",
+                  "reference_engine.serving",
                   "logging", "traceback", "socket")
 DW_MAIN = "from reference_engine.cli.main import dw\n"
 
