@@ -29,6 +29,7 @@ def claim_looks_path(store_uri: str) -> Path:
     said ``busy`` lets a later one, after ``ttl + grace`` has passed (also under
     ``DW_CLOCK``), take the run over. See :mod:`reference_engine.claim_looks`.
     """
+    # Imported here: dw signal and dw answer take no claim and never need the looks.
     import hashlib
     import platform
     import tempfile
