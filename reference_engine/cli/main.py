@@ -7,6 +7,7 @@ command module imports the engine, the stores and rich inside its functions.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import click
@@ -168,4 +169,11 @@ def dw() -> None:
 
 def main() -> None:
     """Console script entry point."""
-    dw.main(prog_name="dw")
+    try:
+        dw.main(prog_name="dw")
+    finally:
+        # The process is about to exit, and the interpreter's last act would be a full
+        # garbage collection over every object the command made, only to free memory the
+        # operating system takes back anyway: a few ms of every dw command. Frozen objects
+        # are left out of it. (Files, pipes and stores are closed by then, not by the GC.)
+        gc.freeze()

@@ -147,3 +147,17 @@ def test_the_engine_and_dw_serve_default_to_the_schedulers_full_scan_interval() 
 
     default = inspect.signature(Engine).parameters["full_scan_every"].default
     assert default == serve_cmd.FULL_SCAN_EVERY_S == FULL_SCAN_EVERY_S
+
+
+def test_dw_leaves_its_objects_out_of_the_interpreters_last_collection() -> None:
+    # The console script's main() freezes what the command made as it exits, so the
+    # interpreter's final full garbage collection has nothing to scan.
+    code = ("import gc, sys\nfrom reference_engine.cli.main import main\n"
+            "sys.argv = ['dw', '--help']\nfrozen = gc.get_freeze_count()\n"
+            "try:\n    main()\nexcept SystemExit:\n"
+            "    print(frozen, gc.get_freeze_count())\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, check=True, timeout=60)
+    before, after = map(int, done.stdout.split()[-2:])
+    assert before == 0 and after > 10_000, (before, after)
