@@ -7,10 +7,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from dw_testing.kit.clock import FakeClock
 from reference_engine.engine import Engine
 from reference_engine.stores.memory import MemoryStore
+
+# The project's own property tests share two cores with subprocess-heavy tests under -n 2;
+# a wall-clock deadline there measures the machine, not the code, and fails by luck.
+settings.register_profile("dw-project-tests", deadline=None)
+settings.load_profile("dw-project-tests")
 
 
 @pytest.fixture
