@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -26,13 +26,19 @@ class UnknownCapability(ValueError):
     """A capability mapping names something the suite does not know."""
 
 
+def unknown_capability_names(names: Iterable[str]) -> str:
+    """``unknown capability x; known: ...`` for names the suite does not know, else ``""``."""
+    unknown = sorted(set(names) - set(CAPABILITIES))
+    if not unknown:
+        return ""
+    return (f"unknown capabilit{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(CAPABILITIES))}")
+
+
 def check_capability_names(declared: Mapping[str, object], *, where: str) -> None:
-    unknown = sorted(set(declared) - set(CAPABILITIES))
+    unknown = unknown_capability_names(declared)
     if unknown:
-        raise UnknownCapability(
-            f"{where} declares unknown capabilit{'y' if len(unknown) == 1 else 'ies'} "
-            f"{', '.join(unknown)}; known: {', '.join(sorted(CAPABILITIES))}"
-        )
+        raise UnknownCapability(f"{where} declares {unknown}")
 
 
 def default_capabilities(sample_store: object, uri: str | None) -> dict[str, bool]:

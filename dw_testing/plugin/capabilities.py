@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from dw_testing.kit.spec import CAPABILITIES
+from dw_testing.kit.spec import unknown_capability_names
 from dw_testing.plugin.catalogue.entries import capability_hint
 
 MODULE_ATTRIBUTE = "DW_CAPABILITY"
@@ -34,20 +34,13 @@ def required(item: pytest.Item) -> list[str]:
 
 def check_names(item: pytest.Item) -> None:
     """Refuse a ``dw_requires`` naming a capability the suite does not know (a typo)."""
-    unknown = _unknown_names(required(item))
+    unknown = unknown_capability_names(required(item))
     if unknown:
         raise pytest.UsageError(
             f"{item.nodeid}: dw_requires names {unknown}. Fix the marker to name one of "
             "the known capabilities; the suite cannot test one it does not know")
 
 
-def _unknown_names(names: Iterable[str]) -> str:
-    """``unknown capability x; known: ...`` for names the suite does not know, else ``""``."""
-    unknown = sorted(set(names) - set(CAPABILITIES))
-    if not unknown:
-        return ""
-    return (f"unknown capabilit{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(CAPABILITIES))}")
 
 
 def report_capability(item: pytest.Item) -> str:
@@ -81,7 +74,7 @@ def conformance_test(
     ``dw_engine`` for ``level="engine"``) and ``dw_requires(*capabilities)``; the test then
     uses the ``dw_store`` fixtures and is parametrized per ``--dw-store`` like the suite.
     """
-    unknown = _unknown_names(capabilities)
+    unknown = unknown_capability_names(capabilities)
     if unknown:
         raise ValueError(unknown)
     if level not in ("store", "engine"):
