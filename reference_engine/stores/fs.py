@@ -18,7 +18,6 @@ import errno
 import itertools
 import os
 import re
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import SplitResult, unquote
@@ -95,7 +94,7 @@ class FsStore:
         self.fsync = fsync
         self._control = os.path.join(self.root, CONTROL_DIR)
         # Temp names are unique per process (token) and per call (counter).
-        self._token = f"{os.getpid()}-{secrets.token_hex(4)}"
+        self._token = f"{os.getpid()}-{os.urandom(4).hex()}"
         self._counter = itertools.count()
         self._layout = self._open()
 
