@@ -195,3 +195,28 @@ def test_room_checker_sees_a_room_imported_upwards(tmp_path: Path) -> None:
     rooms = _dw_testing_rooms_imported(sample)
     assert rooms == {"plugin", "kit"}
     assert rooms - ROOMS_ALLOWED["kit"] - {"kit"} == {"plugin"}, "kit importing plugin must show"
+
+
+_REPO_PATH = re.compile(
+    r"`((?:tests|conformance|dw_testing|reference_engine|benchmarks|examples|scripts|docs)"
+    r"/[\w./-]+\.(?:py|md|ts|js|yaml|json))`")
+
+
+def repo_paths_named_but_missing(text: str) -> list[str]:
+    return [path for path in _REPO_PATH.findall(text) if not (ROOT / path).exists()]
+
+
+def test_the_docs_name_only_files_that_exist() -> None:
+    pages = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    missing = {
+        str(page.relative_to(ROOT)): gone
+        for page in pages
+        if (gone := repo_paths_named_but_missing(page.read_text(encoding="utf-8")))
+    }
+    assert not missing, f"these pages name files that moved or went; fix the paths: {missing}"
+
+
+def test_the_docs_path_check_sees_a_moved_file() -> None:
+    assert repo_paths_named_but_missing("see `tests/test_kill_matrix.py` and `README.md`") == [
+        "tests/test_kill_matrix.py"]
+    assert repo_paths_named_but_missing("see `tests/selftest/test_kill_matrix.py`") == []
