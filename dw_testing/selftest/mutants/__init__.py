@@ -105,6 +105,15 @@ PROVIDERS: Mapping[str, Provider] = MappingProxyType({
 })
 
 
+#: The class of each mutant whose defect is all in a :class:`CorrectStore` step over one
+#: shared :class:`~dw_testing.selftest.mutants.base.Backing`: it can be layered over another
+#: backing (files, for the exec children of :mod:`dw_testing.selftest.mutants.over_exec`).
+BACKING_CLASSES: Mapping[str, type[CorrectStore]] = MappingProxyType({
+    name: cls for name, cls, _, _ in _STORE_DEFECTS
+    if issubclass(cls, CorrectStore) and name not in _OWN_PROVIDERS
+})
+
+
 def __getattr__(name: str) -> Provider:
     """``--dw-store=dw_testing.mutants:<name>`` reaches the provider of the mutant ``name``."""
     try:
@@ -122,6 +131,7 @@ STORE_MUTANTS: dict[str, MutantInfo] = {
 }
 
 __all__ = [
+    "BACKING_CLASSES",
     "PROVIDERS",
     "STORE_MUTANTS",
     "CorrectStore",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import AbstractContextManager, contextmanager
 
 from dw_testing.kit.spec import StoreSpec
@@ -42,8 +42,9 @@ class Backing:
     """The records every handle of one mutant store shares, and the lock guarding them."""
 
     def __init__(self) -> None:
-        self.records: dict[str, bytes] = {}
-        self.lock = threading.RLock()
+        self.records: MutableMapping[str, bytes] = {}
+        # Re-entrant: a mutant may call the correct step while holding the lock.
+        self.lock: AbstractContextManager[object] = threading.RLock()
         # Shared bookkeeping some defects need: calls in flight per key, marked keys,
         # and writes not yet made durable.
         self.in_flight: defaultdict[str, Counter[str]] = defaultdict(Counter)

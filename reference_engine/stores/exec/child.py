@@ -159,12 +159,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     capabilities = {**default_capabilities(args.store), **declared_capabilities(args.store),
                     **dict(args.capability)}
-    hello = Handshake(store=args.name or scheme_of(args.store),
-                      put_if_absent=supports_create(store), capabilities=capabilities)
+    return serve_stdio(store, args.name or scheme_of(args.store), capabilities,
+                       workers=args.workers)
+
+
+def serve_stdio(store: Any, name: str, capabilities: dict[str, bool], *,
+                workers: int = 8) -> int:
+    """Serve an open ``store`` on stdin/stdout: the handshake, then requests; the exit code.
+
+    For a child that builds its store itself rather than from a reference.
+    """
+    hello = Handshake(store=name, put_if_absent=supports_create(store),
+                      capabilities=capabilities)
     # stdout carries protocol lines only: a store's own print() goes to the log instead.
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr
-    server = Server(store, protocol_out, workers=max(1, args.workers))
+    server = Server(store, protocol_out, workers=max(1, workers))
     server.send(hello.encode())
     return server.serve(sys.stdin.buffer)
 
