@@ -23,7 +23,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -63,6 +63,8 @@ class KillMatrix:
     durations: dict[tuple[str, str], float] = field(default_factory=dict)
     wall_seconds: float = 0.0
     command: list[str] = field(default_factory=list)
+    # pytest's exit status: 1 when tests failed; 2 and over mean the run itself went wrong.
+    exit_code: int | None = None
 
     def killed_by(self, mutant: str) -> list[str]:
         """The tests that failed on ``mutant``, in suite order."""
@@ -122,10 +124,17 @@ def store_mutants(names: Iterable[str] | None = None) -> list[MutantInfo]:
 def suite_run(mutants: Sequence[MutantInfo], workdir: Path, *, profile: str = "quick",
               workers: str | None = DEFAULT_WORKERS, extra: Sequence[str] = ()) -> SuiteRun:
     """One pytest run: the store-level suite against every mutant, report and JUnit XML."""
-    return SuiteRun(rootdir=workdir, stores=[m.target for m in mutants],
-                    report=workdir / "report.json", profile=profile, marker=STORE_LEVEL_MARK,
-                    workers=workers, junit=workdir / "junit.xml", traceback="no",
-                    quiet_header=True, scratch=workdir, extra=extra)
+    return targets_run([m.target for m in mutants], workdir, profile=profile, workers=workers,
+                       extra=extra)
+
+
+def targets_run(targets: Sequence[str], workdir: Path, *, profile: str = "quick",
+                workers: str | None = DEFAULT_WORKERS, extra: Sequence[str] = ()) -> SuiteRun:
+    """One pytest run: the store-level suite against every ``--dw-store`` target."""
+    return SuiteRun(rootdir=workdir, stores=list(targets), report=workdir / "report.json",
+                    profile=profile, marker=STORE_LEVEL_MARK, workers=workers,
+                    junit=workdir / "junit.xml", traceback="no", quiet_header=True,
+                    scratch=workdir, extra=extra)
 
 
 def run_kill_matrix(
@@ -135,9 +144,24 @@ def run_kill_matrix(
 ) -> KillMatrix:
     """Run the suite against the mutants in one pytest subprocess and build the matrix."""
     mutants = store_mutants(names)
+    return run_matrix({m.name: m.target for m in mutants}, profile=profile, workers=workers,
+                      extra=extra, timeout=timeout)
+
+
+def run_matrix(
+    targets: Mapping[str, str], *, profile: str = "quick",
+    workers: str | None = DEFAULT_WORKERS, extra: Sequence[str] = (),
+    timeout: float = 900.0,
+) -> KillMatrix:
+    """Run the store-level suite against ``{name: --dw-store target}`` in one subprocess.
+
+    Any stores, not only the registered mutants: the exec kill matrix runs mutants served
+    through ``exec:`` children (:mod:`dw_testing.selftest.mutants.over_exec`).
+    """
     with tempfile.TemporaryDirectory(prefix="dw-killmatrix-") as temp:
         workdir = Path(temp)
-        run = suite_run(mutants, workdir, profile=profile, workers=workers, extra=extra)
+        run = targets_run(list(targets.values()), workdir, profile=profile, workers=workers,
+                          extra=extra)
         command = run.command()
         started = time.perf_counter()
         finished = subprocess.run(command, cwd=workdir, capture_output=True, text=True,
@@ -152,8 +176,9 @@ def run_kill_matrix(
         report = json.loads(report_path.read_text(encoding="utf-8"))
         junit = workdir / "junit.xml"
         durations = junit_durations(junit) if junit.is_file() else {}
-    return build_matrix(report, [m.name for m in mutants], durations=durations,
-                        wall_seconds=wall, rootdir=workdir, command=command)
+    built = build_matrix(report, list(targets), durations=durations,
+                         wall_seconds=wall, rootdir=workdir, command=command)
+    return replace(built, exit_code=finished.returncode)
 
 
 # -- parsing --------------------------------------------------------------------------------
