@@ -32,7 +32,7 @@ from reference_engine.records.run import (
 from reference_engine.records.run_store import newest_revision, revision_numbers
 from reference_engine.records.views import Delivery, OpenWait, ReceiptView, RunView, WaitView
 from reference_engine.refusals import Refusal
-from reference_engine.run_reading import list_runs, read_run, run_not_found, show_run
+from reference_engine.runs.reading import list_runs, read_run, run_not_found, show_run
 from reference_engine.stores.contract import ControlPlaneStore, supports_create
 from reference_engine.stores.keys import key_problem
 
@@ -41,14 +41,14 @@ from reference_engine.stores.keys import key_problem
 # timeline and the scheduler are imported inside the methods that need them (`dw signal`
 # runs no step and takes no claim; only `dw serve` schedules).
 if TYPE_CHECKING:
-    from reference_engine.claims import Claim, ClaimBook
-    from reference_engine.executor import FencedSaver
-    from reference_engine.run_timeline import RunTimeline
-    from reference_engine.scheduling import Schedule
-    from reference_engine.serving import Scheduler
+    from reference_engine.runs.claims import Claim, ClaimBook
+    from reference_engine.runs.executor import FencedSaver
+    from reference_engine.runs.timeline import RunTimeline
+    from reference_engine.serving.passes import Scheduler
+    from reference_engine.serving.scheduler import Schedule
     from reference_engine.workflows.model import Workflow
 
-# reference_engine.scheduling.FULL_SCAN_EVERY_S, written out so that building an Engine
+# reference_engine.serving.scheduler.FULL_SCAN_EVERY_S, written out so that building an Engine
 # (every dw command does) need not import the scheduler; a test keeps the two equal.
 FULL_SCAN_EVERY_S = 300.0
 
@@ -99,7 +99,7 @@ class Engine:
     @cached_property
     def claims(self) -> ClaimBook:
         """The run claims; built on first use (delivering a signal takes none)."""
-        from reference_engine.claims import ClaimBook
+        from reference_engine.runs.claims import ClaimBook
 
         return ClaimBook(self.store, self.clock, host=self.host, ttl_ms=self.lease_ttl_ms,
                          sleeper=self.sleeper, patience=self._claim_patience,
@@ -108,7 +108,7 @@ class Engine:
     @cached_property
     def schedule(self) -> Schedule:
         """The scheduler's memory between passes; built when serve first plans one."""
-        from reference_engine.scheduling import Schedule
+        from reference_engine.serving.scheduler import Schedule
 
         return Schedule(self.store, self.clock, self._full_scan_every)
 
@@ -143,8 +143,8 @@ class Engine:
     def _drive(self, workflow: Workflow, record: RunRecord, claim: Claim | None,
                saver: FencedSaver) -> RunView:
         """Execute from ``record``; suspend or end the run; release the claim."""
-        from reference_engine.executor import Executor, run_view
-        from reference_engine.lifecycle import end_run
+        from reference_engine.runs.executor import Executor, run_view
+        from reference_engine.runs.lifecycle import end_run
 
         try:
             executor = Executor(self.store, self.clock, workflow, record, saver, claim=claim,
@@ -166,7 +166,7 @@ class Engine:
     def run(self, workflow: Workflow, *, run_id: str | None = None,
             inputs: Mapping[str, str] | None = None) -> RunView:
         """Start a run; returns it suspended, succeeded or failed."""
-        from reference_engine.executor import FencedSaver, journal_event
+        from reference_engine.runs.executor import FencedSaver, journal_event
         from reference_engine.workflows.loader import with_inputs
 
         if workflow.has_wait() and not self.creates:
@@ -224,9 +224,9 @@ class Engine:
         """The resume path. ``scheduled`` (the scheduler): a run that is no longer
         resumable once the claim is held (another resume finished it first) is left
         alone, and ``None`` says so, so a late pass never counts or redoes a resume."""
-        from reference_engine.consume import OpenWaits, apply_outcomes
-        from reference_engine.executor import FencedSaver, run_view
-        from reference_engine.lifecycle import finish_cleanup, has_leftovers
+        from reference_engine.runs.consume import OpenWaits, apply_outcomes
+        from reference_engine.runs.executor import FencedSaver, run_view
+        from reference_engine.runs.lifecycle import finish_cleanup, has_leftovers
         from reference_engine.workflows.loader import parse_workflow
 
         if not self.creates:
@@ -295,8 +295,8 @@ class Engine:
     # --- cancel, delete ---------------------------------------------------------------
 
     def cancel(self, run_id: str) -> RunView:
-        from reference_engine.executor import FencedSaver, run_view
-        from reference_engine.lifecycle import end_run, finish_cleanup
+        from reference_engine.runs.executor import FencedSaver, run_view
+        from reference_engine.runs.lifecycle import end_run, finish_cleanup
 
         if not self.creates:
             raise self._unsupported("cancel a run")
@@ -322,7 +322,7 @@ class Engine:
         return run_view(record)
 
     def delete(self, run_id: str) -> None:
-        from reference_engine.lifecycle import delete_run_records
+        from reference_engine.runs.lifecycle import delete_run_records
 
         newest = newest_revision(self.store, run_id)
         if newest.n == 0:
@@ -342,7 +342,7 @@ class Engine:
 
     def open_waits(self, *, workflow: str | None = None) -> list[OpenWait]:
         """Open waits by deadline (of one workflow, when named); settles overdue ones."""
-        from reference_engine.lifecycle import list_open_waits
+        from reference_engine.runs.lifecycle import list_open_waits
 
         return list_open_waits(self.store, self.clock.now(), workflow=workflow)
 
@@ -357,7 +357,7 @@ class Engine:
 
     def timeline(self, run_id: str) -> RunTimeline:
         """The run's history drawn from every stored revision, claim and outcome (read-only)."""
-        from reference_engine.run_timeline import build_timeline
+        from reference_engine.runs.timeline import build_timeline
 
         read_run(self.store, run_id)  # run_not_found or unreadable, as for show
         drawn = build_timeline(self.store, run_id)
@@ -365,7 +365,7 @@ class Engine:
         return drawn
 
     def sweep(self) -> dict[str, int]:
-        from reference_engine.lifecycle import sweep
+        from reference_engine.runs.lifecycle import sweep
 
         return sweep(self.store, self.clock.now()).to_json()
 
@@ -374,7 +374,7 @@ class Engine:
     @cached_property
     def scheduler(self) -> Scheduler:
         """The scheduler's passes, built on the first: the other commands never load it."""
-        from reference_engine.serving import Scheduler
+        from reference_engine.serving.passes import Scheduler
 
         return Scheduler(self.schedule, self.clock, progress=self.progress,
                          # late bound, so a subclass's (or a test's) _resume is the one used
@@ -408,7 +408,7 @@ class Engine:
 
     def _journal(self, run_id: str, event: dict[str, Any]) -> None:
         """Append one event to a live run's journal under its claim, changing nothing else."""
-        from reference_engine.executor import FencedSaver, journal_event
+        from reference_engine.runs.executor import FencedSaver, journal_event
 
         claim = self.claims.take(run_id, patience=False)
         try:

@@ -322,7 +322,7 @@ def profiles_page() -> str:
 
 
 def report_page() -> str:
-    from dw_testing.plugin import report
+    from dw_testing.report import writer as report
 
     schema = json.dumps(report.REPORT_SCHEMA, indent=2, sort_keys=False)
     return HEADER + "\n".join([

@@ -9,7 +9,7 @@ import json_strategies
 import pytest
 from hypothesis import given, settings
 
-from reference_engine.payloads import (
+from reference_engine.waits.payloads import (
     MAX_DEPTH,
     MAX_PAYLOAD_BYTES,
     PayloadError,
@@ -17,7 +17,7 @@ from reference_engine.payloads import (
     parse_payload,
     validate_payload,
 )
-from reference_engine.schema_subset import SchemaSubsetError
+from reference_engine.workflows.schema_subset import SchemaSubsetError
 
 APPROVAL = {"type": "object", "required": ["approved"],
             "properties": {"approved": {"type": "boolean"},

@@ -54,9 +54,11 @@ ROOMS_ALLOWED = {
     "kit": set(),
     "history": {"kit"},
     "models": {"kit", "history"},
+    "report": {"kit", "history"},
     "emulators": {"kit", "plugin"},
-    "plugin": {"kit", "history", "models"},
-    "selftest": {"kit", "plugin"},
+    "plugin": {"kit", "history", "models", "report"},
+    "selftest": {"kit", "plugin", "report"},
+    "commands": {"kit", "plugin", "report", "selftest"},
 }
 
 
@@ -93,6 +95,90 @@ def test_every_dw_testing_folder_is_a_known_room() -> None:
         f"dw_testing has folders {sorted(folders - set(ROOMS_ALLOWED))} with no import rule: "
         "add them to ROOMS_ALLOWED in tests/test_project_rules.py"
     )
+
+
+# Inside reference_engine, the rooms follow a run, from the command line down to the shared
+# base: each may import only the rooms after it in this order. The facade (``engine.py``)
+# sits under the command line; the base is what every room shares.
+ENGINE_ROOM_ORDER = ("cli", "engine", "runs", "serving", "waits", "workflows", "records",
+                     "stores", "base")
+# runs and serving are siblings: the engine drives both, and neither imports the other.
+ENGINE_SIBLINGS = {frozenset({"runs", "serving"})}
+ENGINE_BASE = {"errors", "refusals", "clock", "secrets"}
+# The package's own face may reach anywhere, lazily: `python -m reference_engine` and the
+# names `reference_engine` exports.
+ENGINE_FACE = {"__init__", "__main__"}
+ENGINE_TOP_LEVEL_LIMIT = 8
+
+
+def _engine_room(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "reference_engine" or len(parts) == 1:
+        return None
+    name = parts[1]
+    if name in ENGINE_BASE:
+        return "base"
+    return name if name in ENGINE_ROOM_ORDER else None
+
+
+def _engine_imports_against_the_order(path: Path, module: str = "") -> list[str]:
+    module = module or ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    source = _engine_room(module)
+    if source is None:
+        return []
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    offences = []
+    for node in ast.walk(tree):
+        names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                 else [node.module] if isinstance(node, ast.ImportFrom) and node.module
+                 and node.level == 0 else [])
+        for name in names:
+            target = _engine_room(name)
+            if target is None or target == source:
+                continue
+            upward = ENGINE_ROOM_ORDER.index(target) < ENGINE_ROOM_ORDER.index(source)
+            if upward or frozenset({source, target}) in ENGINE_SIBLINGS:
+                offences.append(f"{module} ({source}) imports {name} ({target})")
+    return offences
+
+
+def test_reference_engine_rooms_import_only_the_rooms_below_them() -> None:
+    offenders = [
+        offence
+        for path in sorted((ROOT / "reference_engine").rglob("*.py"))
+        if path.stem not in ENGINE_FACE or path.parent.name != "reference_engine"
+        for offence in _engine_imports_against_the_order(path)
+    ]
+    assert not offenders, (
+        "reference_engine's rooms run " + " -> ".join(ENGINE_ROOM_ORDER)
+        + "; these imports run against that order:\n" + "\n".join(offenders))
+
+
+def test_every_reference_engine_folder_and_top_level_module_has_a_place() -> None:
+    top = ROOT / "reference_engine"
+    folders = {p.name for p in top.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    modules = {p.stem for p in top.glob("*.py")}
+    assert folders <= set(ENGINE_ROOM_ORDER), (
+        f"reference_engine has rooms {sorted(folders - set(ENGINE_ROOM_ORDER))} with no place "
+        "in ENGINE_ROOM_ORDER (tests/test_project_rules.py): add them where they belong")
+    assert modules <= ENGINE_BASE | ENGINE_FACE | {"engine"}, (
+        f"modules {sorted(modules - ENGINE_BASE - ENGINE_FACE - {'engine'})} sit at "
+        "reference_engine's top level, which holds only the facade and the shared base: "
+        "move them into the room that uses them")
+    assert len(modules) <= ENGINE_TOP_LEVEL_LIMIT
+
+
+def test_engine_room_checker_sees_an_upward_and_a_sideways_import(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from reference_engine.runs.executor import Executor\n"
+                      "from reference_engine.records.keys import runs_root\n"
+                      "import reference_engine.errors\n")
+    assert _engine_imports_against_the_order(sample, "reference_engine.waits.sample") == [
+        "reference_engine.waits.sample (waits) imports reference_engine.runs.executor (runs)"]
+    sideways = tmp_path / "sideways.py"
+    sideways.write_text("from reference_engine.runs.claims import Claims\n")
+    assert _engine_imports_against_the_order(sideways, "reference_engine.serving.x") == [
+        "reference_engine.serving.x (serving) imports reference_engine.runs.claims (runs)"]
 
 
 def test_import_checker_sees_a_backwards_import(tmp_path: Path) -> None:

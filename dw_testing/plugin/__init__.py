@@ -27,8 +27,8 @@ from dw_testing.plugin.collection import CollectionHooks, add_suite
 from dw_testing.plugin.deviations import DeviationError
 from dw_testing.plugin.options import MARKERS, add_options
 from dw_testing.plugin.outcomes import OutcomeHooks
+from dw_testing.plugin.report import SummaryHooks, XdistHooks
 from dw_testing.plugin.session import PLUGIN_NAME, DwSession
-from dw_testing.plugin.summary import SummaryHooks, XdistHooks
 
 __all__ = ["DwChildTarget", "conformance_test"]
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from dw_testing.plugin import capabilities as caps_mod
-from dw_testing.plugin import run_facts
 from dw_testing.plugin.catalogue.builtin import aliases
 from dw_testing.plugin.catalogue.resolution import known_names
 from dw_testing.plugin.clauses import MARKER as CLAUSE_MARKER
@@ -20,6 +19,7 @@ from dw_testing.plugin.deviations import KnownDeviation, suite_test_keys, unmatc
 from dw_testing.plugin.session import STORE_FIXTURE, DwSession
 from dw_testing.plugin.startup import cross_process_problem
 from dw_testing.plugin.suite import SUITE_PACKAGE, SuiteMissing, bind_suite_package, suite_dir
+from dw_testing.report import facts as run_facts
 
 
 def add_suite(config: pytest.Config) -> None:

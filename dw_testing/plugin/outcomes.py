@@ -8,8 +8,8 @@ from collections.abc import Generator
 
 import pytest
 
-from dw_testing.plugin import run_facts
 from dw_testing.plugin.session import STORE_FIXTURE, DwSession
+from dw_testing.report import facts as run_facts
 
 
 class OutcomeHooks:

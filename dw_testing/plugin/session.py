@@ -22,7 +22,7 @@ from dw_testing.plugin.catalogue.entries import StoreEntry, named_by_spec, names
 from dw_testing.plugin.catalogue.pyproject import read_pyproject_tool
 from dw_testing.plugin.catalogue.resolution import resolve
 from dw_testing.plugin.deviations import KNOWN_DEVIATIONS, KnownDeviation, from_pyproject
-from dw_testing.plugin.report import ReportBuilder
+from dw_testing.report.writer import ReportBuilder
 from reference_engine.stores.contract import close_store
 
 PLUGIN_NAME = "dw-testing-session"

@@ -34,18 +34,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dw_testing.selftest.mutants.registry import MutantInfo
-from reference_engine import consume as consume_module
 from reference_engine import engine as engine_module
-from reference_engine import executor as executor_module
-from reference_engine.consume import apply_outcomes
 from reference_engine.errors import TransientStoreError
-from reference_engine.executor import FencedSaver, journal_event
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
 from reference_engine.records.io import create_then_read
 from reference_engine.records.run import SUCCEEDED, RunRecord
 from reference_engine.records.run_store import newest_revision
 from reference_engine.records.views import Delivery
+from reference_engine.runs import consume as consume_module
+from reference_engine.runs import executor as executor_module
+from reference_engine.runs.consume import apply_outcomes
+from reference_engine.runs.executor import FencedSaver, journal_event
 from reference_engine.stores.registry import load_object
 
 ENV_VAR = "DW_ENGINE_VARIANT"
@@ -232,7 +232,7 @@ def create_retrying_every_error(store: Any, key: str, data: bytes) -> bytes | No
 # The modules that import create_then_read: settling an outcome, fenced saves, taking a
 # claim (where a race is decided), and registering a wait.
 _RACE_DECIDERS = ("reference_engine.waits.outcomes", executor_module.__name__,
-                  "reference_engine.claims")
+                  "reference_engine.runs.claims")
 _EVERY_CREATE = (*_RACE_DECIDERS, "reference_engine.waits.registration")
 
 

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dw_testing.plugin import run_facts
-from dw_testing.plugin.report import write
-from dw_testing.plugin.report_html import html_path
-from dw_testing.plugin.report_schema import SCHEMA_VERSION
+from dw_testing.report import facts as run_facts
+from dw_testing.report.html_page import html_path
+from dw_testing.report.schema import SCHEMA_VERSION
+from dw_testing.report.writer import write
 from dw_testing.selftest.killmatrix import KillMatrix, short_name
 from dw_testing.selftest.mutants import STORE_MUTANTS
 

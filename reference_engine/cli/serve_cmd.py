@@ -14,7 +14,7 @@ from reference_engine.cli.stop_signals import stop_on_signals
 MIN_INTERVAL_S = 0.01
 MAX_INTERVAL_S = 86_400.0
 
-# The engine's own default (reference_engine.scheduling.FULL_SCAN_EVERY_S), written out so
+# The engine's own default (reference_engine.serving.scheduler.FULL_SCAN_EVERY_S), written out so
 # that `dw --help` need not import the engine; a test keeps the two equal.
 FULL_SCAN_EVERY_S = 300.0
 

@@ -27,7 +27,7 @@ def claim_looks_path(store_uri: str) -> Path:
     in the temporary directory (host-local, cleared at boot), one directory per user and
     one below it per store and clock: a ``dw resume`` that met a dead owner's lease and
     said ``busy`` lets a later one, after ``ttl + grace`` has passed (also under
-    ``DW_CLOCK``), take the run over. See :mod:`reference_engine.claim_looks`.
+    ``DW_CLOCK``), take the run over. See :mod:`reference_engine.runs.claim_looks`.
     """
     # Imported here: dw signal and dw answer take no claim and never need the looks.
     import hashlib
@@ -44,7 +44,7 @@ def claim_looks_path(store_uri: str) -> Path:
 def private_looks_dir(looks: Path) -> Path:
     """``looks`` and its parent made or checked private (0700, ours); else a private
     fallback, with a note on stderr. Looks are an optimisation: never fatal."""
-    from reference_engine.claim_looks import ensure_private_dir
+    from reference_engine.runs.claim_looks import ensure_private_dir
 
     parent = ensure_private_dir(looks.parent, note)
     return ensure_private_dir(parent / looks.name, note)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reference_engine.records.decoding import iso
-from reference_engine.run_timeline import CLOSE, LOST, OPEN, POINT, WON, Mark, RunTimeline
+from reference_engine.runs.timeline import CLOSE, LOST, OPEN, POINT, WON, Mark, RunTimeline
 
 PIPE_WIDTH = 160  # off a terminal; the same width the other dw tables assume
 MIN_TEXT = 24  # the text column never shrinks below this, however narrow the terminal

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference_engine.clock import Clock
-from reference_engine.payloads import PayloadError, parse_payload, validate_payload
 from reference_engine.records.decoding import Absent, Found, Unreadable, iso
 from reference_engine.records.outcome import ACCEPTED, TIMED_OUT, Outcome, Receipt, settled_by
 from reference_engine.records.registration import Registration
@@ -33,6 +32,7 @@ from reference_engine.waits.outcomes import (
     remove_outcome,
     settle,
 )
+from reference_engine.waits.payloads import PayloadError, parse_payload, validate_payload
 from reference_engine.waits.registration import (
     normalize_wait_id,
     read_registration,

@@ -1,9 +1,8 @@
 """Workflows: the model, the loader, the expression language and ``${{ }}`` templates.
 
 Import from the submodules (``reference_engine.workflows.loader`` and friends). The
-names below are also reachable here, imported lazily so that ``schema_subset`` (which
-needs ``WorkflowError``) never meets a half-initialised package, and so that checking a
-payload (``dw signal``) does not build the model's classes.
+names below are also reachable here, imported lazily so that checking a payload against a
+wait's schema (``dw signal``, through ``schema_subset``) does not build the model's classes.
 """
 
 from __future__ import annotations

@@ -28,12 +28,12 @@ import stat
 from collections.abc import Mapping
 from typing import Any
 
-from reference_engine.schema_subset import check_schema
 from reference_engine.stores.keys import key_problem
 from reference_engine.workflows.errors import WorkflowError, shown
 from reference_engine.workflows.expressions import Expression, compile_expression
 from reference_engine.workflows.interpolate import template_expressions
 from reference_engine.workflows.model import STEP_KINDS, Job, Step, WaitSpec, Workflow
+from reference_engine.workflows.schema_subset import check_schema
 
 __all__ = ["WorkflowError", "load_workflow", "parse_workflow", "with_inputs"]
 

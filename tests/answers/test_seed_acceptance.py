@@ -33,7 +33,7 @@ from answer_helpers import (
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash
 from dw_testing.kit.gates import GatedStore
-from reference_engine import executor, secrets
+from reference_engine import secrets
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.decoding import Found
@@ -42,6 +42,7 @@ from reference_engine.records.registration import fingerprint
 from reference_engine.records.run import decode_run
 from reference_engine.records.run_store import newest_revision
 from reference_engine.refusals import Refusal
+from reference_engine.runs import executor
 from reference_engine.stores.memory import MemoryStore
 from reference_engine.stores.registry import open_store
 from reference_engine.workflows.loader import parse_workflow

@@ -18,13 +18,13 @@ from answer_helpers import YES, MakeEngine, applied, gate_workflow, snapshot
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore
-from reference_engine.backoff import FIRST_PAUSE_S, LONGEST_PAUSE_S, Backoff
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.compact import compacted
 from reference_engine.records.decoding import MAX_RUN_RECORD_BYTES
 from reference_engine.records.outcome import Receipt
 from reference_engine.refusals import Refusal
+from reference_engine.serving.backoff import FIRST_PAUSE_S, LONGEST_PAUSE_S, Backoff
 from reference_engine.stores.memory import MemoryStore
 from reference_engine.waits import budget
 from reference_engine.waits.budget import MAX_SUBMITTER_CHARS

@@ -24,15 +24,15 @@ STARTUP_COSTS = ("logging", "traceback", "socket", "hashlib", "tempfile", "async
                  "importlib.metadata")
 # Engine modules that `dw signal` (delivery only: no step runs, no claim is taken) and
 # `dw resume` (no timeline, no scheduler, no workflow file) leave alone.
-NOT_FOR_SIGNAL = ("reference_engine.executor", "reference_engine.lifecycle",
-                  "reference_engine.claims", "reference_engine.claim_looks",
-                  "reference_engine.scheduling", "reference_engine.run_timeline",
-                  "reference_engine.backoff", "reference_engine.workflows.model",
+NOT_FOR_SIGNAL = ("reference_engine.runs.executor", "reference_engine.runs.lifecycle",
+                  "reference_engine.runs.claims", "reference_engine.runs.claim_looks",
+                  "reference_engine.serving.scheduler", "reference_engine.runs.timeline",
+                  "reference_engine.serving.backoff", "reference_engine.workflows.model",
                   "reference_engine.workflows.loader", "reference_engine.workflows.expressions",
-                  "reference_engine.consume", "reference_engine.serving")
-NOT_FOR_RESUME = ("reference_engine.scheduling", "reference_engine.run_timeline",
-                  "reference_engine.backoff", "reference_engine.workflows.yaml_text",
-                  "reference_engine.serving",
+                  "reference_engine.runs.consume", "reference_engine.serving.passes")
+NOT_FOR_RESUME = ("reference_engine.serving.scheduler", "reference_engine.runs.timeline",
+                  "reference_engine.serving.backoff", "reference_engine.workflows.yaml_text",
+                  "reference_engine.serving.passes",
                   "logging", "traceback", "socket")
 DW_MAIN = "from reference_engine.cli.main import dw\n"
 
@@ -130,7 +130,7 @@ def test_dw_resume_imports_no_timeline_scheduler_or_logging(
     answer = _dw_code(["signal", wait_id, "--payload", '{"approved": true}', "--store", uri])
     _modules_after(answer)
     loaded = _modules_after(_dw_code(["resume", run_id, "--store", uri]))
-    assert "reference_engine.executor" in loaded  # the run was resumed
+    assert "reference_engine.runs.executor" in loaded  # the run was resumed
     assert _heavy(loaded) == [], f"dw resume imported {_heavy(loaded)}"
     extra = _costly(loaded, preloaded, NOT_FOR_RESUME)
     assert extra == [], (f"dw resume imported {extra}; import them inside the function "
@@ -143,7 +143,7 @@ def test_the_engine_and_dw_serve_default_to_the_schedulers_full_scan_interval() 
 
     from reference_engine.cli import serve_cmd
     from reference_engine.engine import Engine
-    from reference_engine.scheduling import FULL_SCAN_EVERY_S
+    from reference_engine.serving.scheduler import FULL_SCAN_EVERY_S
 
     default = inspect.signature(Engine).parameters["full_scan_every"].default
     assert default == serve_cmd.FULL_SCAN_EVERY_S == FULL_SCAN_EVERY_S

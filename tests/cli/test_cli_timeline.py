@@ -24,7 +24,7 @@ from reference_engine.cli.timeline_view import (
 from reference_engine.engine import Engine
 from reference_engine.records import keys
 from reference_engine.records.run_store import revision_numbers
-from reference_engine.run_timeline import LOST, OPEN, WON, Lane, Mark, RunTimeline
+from reference_engine.runs.timeline import LOST, OPEN, WON, Lane, Mark, RunTimeline
 from reference_engine.stores.memory import MemoryStore
 from reference_engine.workflows.loader import parse_workflow
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from reference_engine.claim_looks import Looks, Seen, ensure_private_dir
-from reference_engine.claims import ClaimBook
 from reference_engine.cli.session import LOOKS_DIR_ENV, claim_looks_path, private_looks_dir
 from reference_engine.clock import SystemClock
 from reference_engine.records import keys
 from reference_engine.refusals import Refusal
+from reference_engine.runs.claim_looks import Looks, Seen, ensure_private_dir
+from reference_engine.runs.claims import ClaimBook
 from reference_engine.stores.memory import MemoryStore
 
 STALE_AFTER = 36.0

@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 from dw_testing.kit.clock import FakeClock
-from reference_engine.claims import ClaimBook
+from reference_engine.runs.claims import ClaimBook
 
 CHILD = """
 import json, sys
 from pathlib import Path
-from reference_engine.claims import ClaimBook
+from reference_engine.runs.claims import ClaimBook
 from reference_engine.clock import clock_from_env
 from reference_engine.refusals import Refusal
 from reference_engine.stores.fs import FsStore
@@ -52,7 +52,7 @@ def test_only_one_of_several_processes_takes_a_fresh_claim(tmp_path: Path) -> No
 TAKER = """
 import json, sys
 from pathlib import Path
-from reference_engine.claims import ClaimBook
+from reference_engine.runs.claims import ClaimBook
 from reference_engine.clock import clock_from_env
 from reference_engine.refusals import Refusal
 from reference_engine.stores.fs import FsStore

@@ -7,11 +7,11 @@ from engine_helpers import YES, MakeEngine, approval_workflow, plain_workflow
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash
-from reference_engine.claims import ClaimBook
-from reference_engine.executor import FencedSaver
 from reference_engine.records import keys
 from reference_engine.records.run import RUNNING, RunRecord
 from reference_engine.refusals import Refusal
+from reference_engine.runs.claims import ClaimBook
+from reference_engine.runs.executor import FencedSaver
 from reference_engine.stores.memory import MemoryStore
 
 TTL_MS = 30_000

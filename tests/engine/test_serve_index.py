@@ -18,7 +18,7 @@ from reference_engine.records import keys
 from reference_engine.records.decoding import Found
 from reference_engine.records.hint import READY, decode_hint
 from reference_engine.records.run_store import newest_revision
-from reference_engine.scheduling import MAX_DUE_MINUTES
+from reference_engine.serving.scheduler import MAX_DUE_MINUTES
 from reference_engine.stores.memory import MemoryStore
 from reference_engine.workflows.loader import parse_workflow
 from reference_engine.workflows.model import Workflow

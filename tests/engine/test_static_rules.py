@@ -89,8 +89,8 @@ def _imports_and_calls(path: Path) -> tuple[set[str], set[str]]:
     return modules, names
 
 
-FORBIDDEN_MODULES = {"reference_engine.claims", "reference_engine.executor",
-                     "reference_engine.lifecycle", "reference_engine.engine"}
+FORBIDDEN_MODULES = {"reference_engine.runs.claims", "reference_engine.runs.executor",
+                     "reference_engine.runs.lifecycle", "reference_engine.engine"}
 FORBIDDEN_NAMES = {"ClaimBook", "Claim", "FencedSaver", "revision_key", "take", "end_run",
                    "put"}
 
@@ -108,7 +108,7 @@ def test_delivery_never_takes_a_claim_nor_saves_a_run() -> None:
 
 def test_the_delivery_check_sees_a_claim_and_a_save(tmp_path: Path) -> None:
     sample = tmp_path / "bad_delivery.py"
-    sample.write_text("from reference_engine.claims import ClaimBook\n"
+    sample.write_text("from reference_engine.runs.claims import ClaimBook\n"
                       "def deliver(store, saver, r):\n    saver(r)\n"
                       "    store.put('k', b'')\n")
-    assert _delivery_violations(sample) == ["ClaimBook", "put", "reference_engine.claims"]
+    assert _delivery_violations(sample) == ["ClaimBook", "put", "reference_engine.runs.claims"]

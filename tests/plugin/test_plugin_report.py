@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 
 from dw_testing.plugin.deviations import KNOWN_DEVIATIONS, KnownDeviation, from_pyproject
-from dw_testing.plugin.report import ReportBuilder
-from dw_testing.plugin.report_schema import REPORT_SCHEMA, worst
+from dw_testing.report.schema import REPORT_SCHEMA, worst
+from dw_testing.report.writer import ReportBuilder
 
 MIXED = """
 import pytest
@@ -266,7 +266,7 @@ def test_a_capability_takes_the_worst_outcome_in_the_documented_order() -> None:
 
 
 def test_a_markdown_report_path_does_not_overwrite_itself(tmp_path: Path) -> None:
-    from dw_testing.plugin.report import write
+    from dw_testing.report.writer import write
 
     report = ReportBuilder().build(stores=["m"], profile="ci", seed=None)
     md = write(report, tmp_path / "r.md")
@@ -339,7 +339,8 @@ def test_a_deviation_matching_a_suite_test_or_a_collected_test_is_accepted(
         _deviation_toml("memory", "conformance.test_store_create::test_create_after_*")
         + _deviation_toml("memory", "test_dev::test_known_broken"))
     pytester.makepyfile(test_dev=DEVIATING)
-    result = pytester.runpytest("test_dev.py", "--dw-store=memory", "-W", "error")
+    result = pytester.runpytest("test_dev.py", "--dw-store=memory",
+                                "-W", "error::pytest.PytestConfigWarning")
     result.assert_outcomes(passed=2, xfailed=1)
 
 

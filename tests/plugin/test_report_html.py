@@ -8,7 +8,7 @@ from typing import Any
 import html5lib
 import pytest
 
-from dw_testing.plugin.report_html import ReportInvalid, html_path, render_html
+from dw_testing.report.html_page import ReportInvalid, html_path, render_html
 
 NS = {"h": "http://www.w3.org/1999/xhtml", "svg": "http://www.w3.org/2000/svg"}
 

@@ -10,8 +10,8 @@ import html5lib
 import jsonschema
 import pytest
 
-from dw_testing.plugin.report_schema import HISTORY_WINDOW, REPORT_SCHEMA
-from dw_testing.plugin.run_facts import replay_command
+from dw_testing.report.facts import replay_command
+from dw_testing.report.schema import HISTORY_WINDOW, REPORT_SCHEMA
 
 SVG = "{http://www.w3.org/2000/svg}"
 

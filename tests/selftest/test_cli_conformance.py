@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dw_testing.selftest.cli import (
+from dw_testing.commands.conformance import (
     EXIT_FAIL,
     EXIT_OK,
     EXIT_UNKNOWN,
@@ -92,7 +92,7 @@ def test_a_failure_names_the_contract_clauses_its_test_checks(
 ) -> None:
     import jsonschema
 
-    from dw_testing.plugin.report_schema import REPORT_SCHEMA
+    from dw_testing.report.schema import REPORT_SCHEMA
 
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(conformance, [

@@ -13,9 +13,9 @@ from dw_testing.selftest.engine_variants import (
     selected_variant,
     variant_named,
 )
-from reference_engine import consume as consume_module
 from reference_engine import engine as engine_module
-from reference_engine import executor as executor_module
+from reference_engine.runs import consume as consume_module
+from reference_engine.runs import executor as executor_module
 from reference_engine.stores.memory import MemoryStore
 
 # The engine imports FencedSaver and apply_outcomes from these modules when a method runs.

@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from dw_testing.plugin.report_schema import REPORT_SCHEMA
-from dw_testing.selftest.cli import conformance
+from dw_testing.commands.conformance import conformance
+from dw_testing.report.schema import REPORT_SCHEMA
 from dw_testing.selftest.kill_report import kill_matrix_json, write_self_test_report
 from dw_testing.selftest.killmatrix import KillMatrix
 

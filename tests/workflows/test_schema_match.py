@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from reference_engine.schema_match import equal, matches
-from reference_engine.schema_subset import TYPES, check_schema
+from reference_engine.waits.schema_match import equal, matches
+from reference_engine.workflows.schema_subset import TYPES, check_schema
 
 NAMES = st.sampled_from(["a", "b", "c"])
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3),

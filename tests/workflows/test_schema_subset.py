@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from reference_engine.schema_subset import SchemaSubsetError, check_schema
 from reference_engine.workflows.errors import WorkflowError
+from reference_engine.workflows.schema_subset import SchemaSubsetError, check_schema
 
 GOOD: list[Any] = [
     {},

@@ -15,9 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from reference_engine.claims import Claim
 from reference_engine.clock import Clock
-from reference_engine.plain_steps import perform
 from reference_engine.records import keys
 from reference_engine.records.decoding import MAX_RUN_RECORD_BYTES
 from reference_engine.records.io import create_then_read
@@ -35,6 +33,8 @@ from reference_engine.records.run import (
 from reference_engine.records.run_states import move_run
 from reference_engine.records.views import RunView, WaitView
 from reference_engine.refusals import Refusal
+from reference_engine.runs.claims import Claim
+from reference_engine.runs.plain_steps import perform
 from reference_engine.secrets import filter_event
 from reference_engine.waits.registration import (
     RegistrationTooLarge,

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reference_engine.consume import fail_wait, step_output_for_signal
-from reference_engine.executor import journal_event
 from reference_engine.records import keys
 from reference_engine.records.compact import compacted
 from reference_engine.records.decoding import Found, Unreadable
@@ -22,6 +20,8 @@ from reference_engine.records.run import ENDED, WAITING, RunRecord, StepRecord, 
 from reference_engine.records.run_states import all_entries, forget_run, move_run
 from reference_engine.records.run_store import Newest, newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import OpenWait
+from reference_engine.runs.consume import fail_wait, step_output_for_signal
+from reference_engine.runs.executor import journal_event
 from reference_engine.waits.index import all_due, delete_keys, forget_waits, ready_hints
 from reference_engine.waits.outcomes import (
     WaitFacts,

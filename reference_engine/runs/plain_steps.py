@@ -3,7 +3,7 @@
 :func:`perform` returns ``(status, output, error)`` and the executor saves it. A step that
 takes a while keeps the run's claim alive: ``sleep:`` sleeps in ttl/3 chunks and checks
 the claim between them, and a ``shell:`` or ``python:`` step runs inside
-:meth:`~reference_engine.claims.Claim.keep_alive`.
+:meth:`~reference_engine.runs.claims.Claim.keep_alive`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from reference_engine.claims import Claim
 from reference_engine.records.run import FAILED, SUCCEEDED
+from reference_engine.runs.claims import Claim
 from reference_engine.secrets import redact_text, scrub
 from reference_engine.workflows.interpolate import interpolate
 from reference_engine.workflows.model import Step

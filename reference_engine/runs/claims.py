@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from reference_engine.claim_looks import Looks
 from reference_engine.clock import Clock, SystemClock
 from reference_engine.records import keys
 from reference_engine.records.claim import Lease, decode_lease
@@ -34,6 +33,7 @@ from reference_engine.records.decoding import Found
 from reference_engine.records.io import create_then_read
 from reference_engine.records.run_store import run_key_numbers
 from reference_engine.refusals import Refusal
+from reference_engine.runs.claim_looks import Looks
 
 GRACE_FRACTION = 5  # grace = ttl / 5
 POLL_SECONDS = 1.0  # a patient taker looks at a lease at least this often

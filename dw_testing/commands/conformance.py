@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import click
+import pytest  # noqa: F401  # the run is pytest's: without it, dw says to install the extra
 from rich.console import Console
 from rich.table import Table
 
-from dw_testing.plugin.report import markdown_path
-from dw_testing.plugin.report_html import html_path
-from dw_testing.plugin.report_schema import OUTCOME_ORDER
+from dw_testing.report.html_page import html_path
+from dw_testing.report.schema import OUTCOME_ORDER
+from dw_testing.report.writer import markdown_path
 from dw_testing.selftest.runner import SuiteRun
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 4

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from reference_engine.executor import JOB_WAITING, journal_event
-from reference_engine.payloads import PayloadError, validate_payload
 from reference_engine.records.decoding import Found, Unreadable
 from reference_engine.records.outcome import ACCEPTED, CANCELLED, TIMED_OUT, Outcome
 from reference_engine.records.registration import fingerprint
 from reference_engine.records.run import FAILED, RUNNING, SUCCEEDED, RunRecord, StepRecord
+from reference_engine.runs.executor import JOB_WAITING, journal_event
 from reference_engine.waits.outcomes import WaitFacts, outcome_at
+from reference_engine.waits.payloads import PayloadError, validate_payload
 from reference_engine.waits.registration import read_registration
 
 

@@ -23,8 +23,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reference_engine.schema_match import matches
-from reference_engine.schema_subset import check_schema
+from reference_engine.waits.schema_match import matches
+from reference_engine.workflows.schema_subset import check_schema
 
 if TYPE_CHECKING:  # jsonschema is imported only to explain a payload that fails
     from jsonschema.exceptions import ValidationError

@@ -7,7 +7,7 @@ payload that fails is handed to jsonschema, whose report names the rule and the 
 (``payloads.validate_payload``). A Hypothesis test holds :func:`matches` to jsonschema's
 verdict on generated schemas and values.
 
-Call it only on a schema that :func:`~reference_engine.schema_subset.check_schema`
+Call it only on a schema that :func:`~reference_engine.workflows.schema_subset.check_schema`
 accepted: any other keyword is not understood here.
 """
 

@@ -1,7 +1,7 @@
 """The scheduler's passes (``dw serve``): resume the runs a pass names, back off failures.
 
 A pass resumes each run through the engine's ordinary resume path under the ordinary
-claim; which runs it looks at is :class:`~reference_engine.scheduling.Schedule`'s choice.
+claim; which runs it looks at is :class:`~reference_engine.serving.scheduler.Schedule`'s choice.
 Loaded by the engine on its first pass only: the other commands never need it.
 """
 
@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference_engine.backoff import Backoff
 from reference_engine.clock import Clock
 from reference_engine.records.run import SUSPENDED
 from reference_engine.records.views import RunView
 from reference_engine.refusals import Refusal
-from reference_engine.scheduling import Schedule
+from reference_engine.serving.backoff import Backoff
+from reference_engine.serving.scheduler import Schedule
 
 # Refusals that a later pass cannot cure by itself: reported and backed off like a failure.
 RETRY_LATER = frozenset({"too_large", "unreadable"})

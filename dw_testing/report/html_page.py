@@ -14,7 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from dw_testing.plugin.report_schema import OUTCOME_ORDER, REPORT_SCHEMA, worst
+from dw_testing.report.schema import OUTCOME_ORDER, REPORT_SCHEMA, worst
 
 FAILED = ("FAIL", "UNKNOWN")
 CONTRACT_DOC = "docs/contract.md"
