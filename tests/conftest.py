@@ -3,11 +3,12 @@ engines whose sleeps advance that clock, so nothing in a test ever sleeps."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from hypothesis import settings
+from support import answer_steps
 
 from dw_testing.kit.clock import FakeClock
 from reference_engine.engine import Engine
@@ -44,3 +45,12 @@ def make_engine(clock: FakeClock) -> Callable[..., Engine]:
 @pytest.fixture
 def engine(store: MemoryStore, make_engine: Callable[..., Engine]) -> Engine:
     return make_engine(store)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_step_observations() -> Iterator[None]:
+    """The python steps in ``support.answer_steps`` record what they saw; start each test
+    with nothing recorded."""
+    answer_steps.reset()
+    yield
+    answer_steps.reset()

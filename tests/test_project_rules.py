@@ -306,3 +306,24 @@ def test_the_docs_path_check_sees_a_moved_file() -> None:
     assert repo_paths_named_but_missing("see `tests/test_kill_matrix.py` and `README.md`") == [
         "tests/test_kill_matrix.py"]
     assert repo_paths_named_but_missing("see `tests/selftest/test_kill_matrix.py`") == []
+
+
+# tests/ mirrors the rooms: a folder per room of reference_engine or dw_testing, plus the
+# few that cut across them.
+TESTS_ACROSS_ROOMS = {
+    "support": "helpers, steps and stores the test folders share",
+    "docs": "the docs' own examples, run",
+    "multihost": "two hosts on one store",
+    "slow": "real servers and soaks (-m slow)",
+}
+
+
+def test_every_tests_folder_mirrors_a_room() -> None:
+    rooms = {"engine"} | set(ENGINE_ROOM_ORDER) | set(ROOMS_ALLOWED)
+    folders = {p.name for p in (ROOT / "tests").iterdir()
+               if p.is_dir() and p.name != "__pycache__"}
+    strays = folders - rooms - set(TESTS_ACROSS_ROOMS)
+    assert not strays, (
+        f"tests/ has folders {sorted(strays)} that mirror no room of the packages: move their "
+        "tests into the folder of the room they test, or list a cross-cutting folder in "
+        "TESTS_ACROSS_ROOMS (tests/test_project_rules.py)")

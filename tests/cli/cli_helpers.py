@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 
 from click.testing import Result
-from flows import GATE_FLOW
+from support.flows import GATE_FLOW
 
 from dw_testing.kit.doubles import NoCreateStore
 

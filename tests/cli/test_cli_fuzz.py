@@ -6,7 +6,7 @@ import json
 import uuid
 from pathlib import Path
 
-import json_strategies
+from support import json_strategies
 import pytest
 from cli_helpers import WAIT_FLOW, Invoke, refusal_of
 from hypothesis import HealthCheck, given, settings

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from engine_helpers import approval_workflow
+from support.engine_flows import approval_workflow
 
 from reference_engine.engine import Engine
 from reference_engine.errors import TransientStoreError

@@ -6,7 +6,7 @@ import json
 from importlib import resources
 
 import pytest
-from engine_helpers import NO, YES, MakeEngine, approval_workflow, plain_workflow
+from support.engine_flows import NO, YES, MakeEngine, approval_workflow, plain_workflow
 
 from dw_testing.kit.clock import FakeClock
 from reference_engine.engine import Engine

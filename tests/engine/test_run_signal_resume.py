@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from engine_helpers import NO, YES, MakeEngine, approval_workflow, plain_workflow
+from support.engine_flows import NO, YES, MakeEngine, approval_workflow, plain_workflow
 
 from dw_testing.kit.clock import FakeClock
 from reference_engine.engine import Engine
@@ -252,8 +252,8 @@ def test_python_step_gets_a_read_only_context(engine: Engine) -> None:
     from reference_engine.workflows.loader import parse_workflow
 
     wf = parse_workflow({"name": "py", "inputs": {"who": "x"}, "jobs": {
-        "a": {"steps": [{"name": "call", "python": "engine_steps:echo_inputs"},
-                        {"name": "mutate", "python": "engine_steps:mutate",
+        "a": {"steps": [{"name": "call", "python": "support.engine_steps:echo_inputs"},
+                        {"name": "mutate", "python": "support.engine_steps:mutate",
                          "allow_failure": True}]},
     }})
     view = engine.run(wf)
@@ -321,7 +321,7 @@ def test_a_step_error_quoting_a_credential_is_redacted(engine: Engine) -> None:
     from reference_engine.workflows.loader import parse_workflow
 
     wf = parse_workflow({"name": "leaky", "jobs": {
-        "a": {"steps": [{"name": "call", "python": "engine_steps:leak"}]}}})
+        "a": {"steps": [{"name": "call", "python": "support.engine_steps:leak"}]}}})
     view = engine.run(wf)
     shown = json.dumps(engine.show(view.run_id))
     assert view.status == "failed"

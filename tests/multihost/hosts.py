@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flows import GATE_FLOW
+from support.flows import GATE_FLOW
 
 from dw_testing.kit.clock import FakeClock
 from reference_engine.stores.contract import close_store

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import json_strategies
+from support import json_strategies
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine_helpers import YES, approval_workflow
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.engine_flows import YES, approval_workflow
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.together import run_together

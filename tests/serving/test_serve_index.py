@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from engine_helpers import MakeEngine
+from support.engine_flows import MakeEngine
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore

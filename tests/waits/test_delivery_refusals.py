@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from engine_helpers import YES, approval_workflow
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.engine_flows import YES, approval_workflow
 
 from dw_testing.kit.clock import FakeClock
 from reference_engine.engine import Engine

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from answer_helpers import applied, gate_workflow
-from slow_open_store import OPEN_DIR_ENV, OPEN_STORE_ENV
+from support.answers import applied, gate_workflow
+from support.slow_open_store import OPEN_DIR_ENV, OPEN_STORE_ENV
 from test_serve import (
     DW,
     PROCESS_TIMEOUT,
@@ -55,7 +55,7 @@ def _no_claim_held(uri: str) -> None:
 def test_a_stop_mid_pass_finishes_the_run_in_progress_and_leaves_the_rest(
     tmp_path: Path, stop: signal.Signals
 ) -> None:
-    uri, engine, views = answered_on_disk(tmp_path, 2, after="answer_steps:block")
+    uri, engine, views = answered_on_disk(tmp_path, 2, after="support.answer_steps:block")
     proc, out, err = stopped_mid_step(tmp_path, uri, stop)  # the step then finishes
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "dw serve: stopped" in err
@@ -75,7 +75,7 @@ def test_a_stop_while_the_store_opens_ends_cleanly_without_a_pass(
     uri, engine, [run] = answered_on_disk(tmp_path, 1)
     where, ready = _fifos(tmp_path)
     env = _env(tmp_path, **{OPEN_DIR_ENV: str(where), OPEN_STORE_ENV: uri})
-    proc = subprocess.Popen([*DW, "serve", "--store", "slow_open_store:make"], env=env,
+    proc = subprocess.Popen([*DW, "serve", "--store", "support.slow_open_store:make"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _out, err = stop_once_reported(proc, where, ready, "opening", "the store open", stop)
     assert proc.returncode == 0, (proc.returncode, err)

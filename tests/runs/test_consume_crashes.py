@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import answer_steps
 import pytest
-from answer_helpers import AnsweredRun, MakeEngine, answered_run, applied
-from store_copies import memory_copy
+from support.store_copies import memory_copy
+from support import answer_steps
+from support.answers import AnsweredRun, MakeEngine, answered_run, applied
 
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash, StoreCall
 from reference_engine.engine import Engine

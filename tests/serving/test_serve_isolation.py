@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 
 import pytest
-from answer_helpers import YES, MakeEngine, applied, gate_workflow, snapshot
+from support.answers import YES, MakeEngine, applied, gate_workflow, snapshot
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore

@@ -15,9 +15,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import answer_steps
 import pytest
-from answer_helpers import (
+from support import answer_steps
+from support.answers import (
     NO,
     OPEN_SCHEMA,
     SCHEMA,
@@ -163,7 +163,7 @@ def test_a_crash_before_publication_leaves_it_pending_and_replay_adds_nothing(
     """"A crash before publication leaves the answer pending; replay after publication emits
     no duplicate event and requests no replacement answer." """
     engine = make_engine(store)
-    wait_id = engine.run(gate_workflow(after="answer_steps:answer_shaped"),
+    wait_id = engine.run(gate_workflow(after="support.answer_steps:answer_shaped"),
                          run_id=RUN).waits[0].wait_id
     receipt = engine.answer(RUN, wait_id, YES).receipt.id
     consume_key = keys.revision_key(RUN, newest_revision(store, RUN).n + 1)
@@ -218,7 +218,7 @@ def test_middleware_return_values_props_document_code_and_same_names_grant_nothi
     flow = parse_workflow({
         "name": "gate", "inputs": {"approval": YES},
         "jobs": {
-            "pre": {"steps": [{"name": "shaped", "python": "answer_steps:answer_shaped"}]},
+            "pre": {"steps": [{"name": "shaped", "python": "support.answer_steps:answer_shaped"}]},
             "approve": {"depends_on": ["pre"], "steps": [
                 {"name": "approval", "wait_for_signal": {"timeout": 60, "schema": SCHEMA}}]},
         }})
@@ -449,7 +449,7 @@ def test_local_and_remote_hosts_share_one_lifecycle_api_without_changing_documen
     without changing documents." """
     uri = {"memory": f"memory://hosts-{tmp_path.name}", "file": str(tmp_path / "s"),
            "sqlite": f"sqlite:///{tmp_path}/s.db"}[uri_kind]
-    document = gate_workflow(after="answer_steps:answer_shaped", schema=OPEN_SCHEMA)
+    document = gate_workflow(after="support.answer_steps:answer_shaped", schema=OPEN_SCHEMA)
     hosts = {name: Engine(open_store(uri), clock, host=name, sleeper=clock.advance)
              for name in ("laptop", "ci", "remote")}
     view = hosts["laptop"].run(document, run_id=RUN)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from answer_helpers import (
+from support.answers import (
     NO,
     NOBODY,
     YES,

@@ -11,10 +11,10 @@ import json
 import uuid
 from pathlib import Path
 
-import answer_steps
 import pytest
-from answer_helpers import YES, MakeEngine, applied, gate_workflow, snapshot
 from click.testing import CliRunner, Result
+from support import answer_steps
+from support.answers import YES, MakeEngine, applied, gate_workflow, snapshot
 
 from dw_testing.kit.workflows import gate_flow
 from reference_engine.cli.main import dw
@@ -51,7 +51,8 @@ def _answer_then_finish(engine: Engine, run_id: str, wait_id: str) -> None:
 
 
 def test_a_python_steps_return_value_is_no_answer(engine: Engine, store: MemoryStore) -> None:
-    flow = gate_workflow(before=[{"name": "shaped", "python": "answer_steps:answer_shaped"}])
+    shaped = {"name": "shaped", "python": "support.answer_steps:answer_shaped"}
+    flow = gate_workflow(before=[shaped])
     view = engine.run(flow)
     assert engine.show(view.run_id)["steps"]["shaped"]["output"]["type"] == "wait_for_signal"
     wait_id = _still_waiting(engine, store, view.run_id)
@@ -62,7 +63,7 @@ def test_an_outcome_shaped_record_under_another_key_is_no_answer(
     engine: Engine, store: MemoryStore
 ) -> None:
     answer_steps.STORE[:] = [store]
-    forge = {"name": "forge", "python": "answer_steps:forge_outcome_elsewhere"}
+    forge = {"name": "forge", "python": "support.answer_steps:forge_outcome_elsewhere"}
     flow = gate_workflow(before=[forge])
     view = engine.run(flow)
     forged = engine.show(view.run_id)["steps"]["forge"]["output"]["forged"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import YES, MakeEngine, approval_workflow
+from support.engine_flows import YES, MakeEngine, approval_workflow
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.gates import Gate, GatedStore, Spawned

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import answer_steps
 import pytest
-from answer_helpers import AnsweredRun, MakeEngine, answered_run, applied, snapshot
+from support import answer_steps
+from support.answers import AnsweredRun, MakeEngine, answered_run, applied, snapshot
 
 from dw_testing.kit.gates import GatedStore
 from reference_engine.engine import Engine

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from engine_helpers import YES, approval_workflow
-from store_copies import memory_copy
+from support.store_copies import memory_copy
+from support.engine_flows import YES, approval_workflow
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash

@@ -12,9 +12,10 @@ import uuid
 from functools import partial
 from typing import Any
 
-import answer_helpers
+from support import answers as answer_helpers
 import pytest
-from answer_helpers import (
+from click.testing import CliRunner
+from support.answers import (
     OPEN_SCHEMA,
     SCHEMA,
     YES,
@@ -24,7 +25,6 @@ from answer_helpers import (
     gate_workflow,
     snapshot,
 )
-from click.testing import CliRunner
 
 from reference_engine import secrets
 from reference_engine.cli.main import dw
@@ -201,7 +201,7 @@ def test_no_cli_output_holds_a_rejected_value(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("DW_DEBUG", "0")
     monkeypatch.setattr(answer_helpers, "SPACE", [f"grep-{uuid.uuid4().hex}"])
     monkeypatch.setattr(answer_helpers, "RECORDERS", [])
-    store = ["--store", "answer_helpers:recording_memory"]
+    store = ["--store", "support.answers:recording_memory"]
     runner = CliRunner()
     flow = gate_workflow(schema={**SCHEMA, "additionalProperties": False})
     engine = Engine(answer_helpers.recording_memory(), SystemClock())

@@ -19,9 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import answer_steps
 import pytest
-from answer_helpers import (
+from support.store_copies import memory_copy
+from support import answer_steps
+from support.answers import (
     YES,
     AnsweredRun,
     MakeEngine,
@@ -30,7 +31,6 @@ from answer_helpers import (
     gate_workflow,
     snapshot,
 )
-from store_copies import memory_copy
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash
@@ -43,7 +43,8 @@ from reference_engine.stores.memory import MemoryStore
 from reference_engine.stores.registry import open_store
 from reference_engine.workflows.loader import parse_workflow
 
-HERE = Path(__file__).resolve().parent
+# Children import the steps as ``support.answer_steps``: the tests folder goes on their path.
+TESTS = Path(__file__).resolve().parents[1]
 DW = [sys.executable, "-m", "reference_engine"]
 # Imports everything, then waits for one line on stdin: the racers start together.
 AT_THE_LINE = ("import sys\nfrom reference_engine.cli.main import dw\nsys.stdin.readline()\n"
@@ -54,7 +55,7 @@ PROCESS_TIMEOUT = 60
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     drop = ("DW_STORE", "DW_CLOCK", "DW_DEBUG", answer_steps.BLOCK_ENV, answer_steps.MARKS_ENV)
     env = {k: v for k, v in os.environ.items() if k not in drop}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS), env.get("PYTHONPATH")) if p)
     env["DW_CLAIM_LOOKS_DIR"] = str(tmp_path / "looks")
     if os.environ.get("DW_TEST_CHILD_DEBUG") == "1":  # children print their tracebacks
         env["DW_DEBUG"] = "1"
@@ -163,8 +164,8 @@ def test_a_scheduler_killed_at_any_store_call_loses_nothing(clock: FakeClock) ->
 def test_serve_once_resumes_ready_runs_and_reports_them(tmp_path: Path) -> None:
     uri = str(tmp_path / "store")
     engine = Engine(open_store(uri), SystemClock())
-    ready = engine.run(gate_workflow(after="answer_steps:block"))
-    waiting = engine.run(gate_workflow(after="answer_steps:block"))
+    ready = engine.run(gate_workflow(after="support.answer_steps:block"))
+    waiting = engine.run(gate_workflow(after="support.answer_steps:block"))
     engine.answer(ready.run_id, ready.waits[0].wait_id, YES)
     env = _env(tmp_path)
     first = _dw(["serve", "--once", "--json", "--store", uri], env)
@@ -225,7 +226,7 @@ def stop_once_reported(proc: subprocess.Popen[str], where: Path, ready: int, sai
         os.close(ready)
 
 
-def answered_on_disk(tmp_path: Path, runs: int, *, after: str = "answer_steps:observe"
+def answered_on_disk(tmp_path: Path, runs: int, *, after: str = "support.answer_steps:observe"
                      ) -> tuple[str, Engine, list[AnsweredRun]]:
     """``runs`` gate runs answered yes in a file store under ``tmp_path``: its uri, the
     engine that made them, and the runs."""
@@ -247,7 +248,7 @@ def stopped_mid_step(tmp_path: Path, uri: str,
 
 
 def test_sigterm_during_a_pass_finishes_the_resume_and_stops_cleanly(tmp_path: Path) -> None:
-    uri, engine, [run] = answered_on_disk(tmp_path, 1, after="answer_steps:block")
+    uri, engine, [run] = answered_on_disk(tmp_path, 1, after="support.answer_steps:block")
     proc, out, err = stopped_mid_step(tmp_path, uri, signal.SIGTERM)
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "stopped" in err
@@ -260,7 +261,7 @@ def test_a_killed_scheduler_loses_nothing(tmp_path: Path) -> None:
     uri = str(tmp_path / "store")
     clock = FakeClock(mirror_to=tmp_path / "clock")
     engine = Engine(open_store(uri), clock)
-    view = engine.run(gate_workflow(after="answer_steps:block"))
+    view = engine.run(gate_workflow(after="support.answer_steps:block"))
     receipt = engine.answer(view.run_id, view.waits[0].wait_id, YES).receipt.id
     where, ready = _fifos(tmp_path)
     env = _env(tmp_path, **clock.env)
@@ -310,7 +311,7 @@ def test_three_schedulers_and_a_manual_resume_resume_every_run_exactly_once(
     engine = Engine(open_store(uri), SystemClock())
     receipts: dict[str, str] = {}
     for _ in range(RACE_RUNS):
-        view = engine.run(gate_workflow(after="answer_steps:mark"))
+        view = engine.run(gate_workflow(after="support.answer_steps:mark"))
         receipts[view.run_id] = engine.answer(view.run_id, view.waits[0].wait_id,
                                               YES).receipt.id
     env = _env(tmp_path, **{answer_steps.MARKS_ENV: str(marks)})
@@ -386,7 +387,7 @@ def test_dw_resume_takes_over_a_dead_owners_claim_across_cli_calls(tmp_path: Pat
     uri = str(tmp_path / "store")
     clock = FakeClock(mirror_to=tmp_path / "clock")
     engine = Engine(open_store(uri), clock)
-    view = engine.run(gate_workflow(after="answer_steps:answer_shaped"))
+    view = engine.run(gate_workflow(after="support.answer_steps:answer_shaped"))
     receipt = engine.answer(view.run_id, view.waits[0].wait_id, YES).receipt.id
     dying = FaultyStore(open_store(uri))
     dying.crash("put_if_absent", key=f"{keys.runs_root()}/*", point="before")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from engine_helpers import YES, MakeEngine, approval_workflow, plain_workflow
+from support.engine_flows import YES, MakeEngine, approval_workflow, plain_workflow
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash

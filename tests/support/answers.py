@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import answer_steps
+from support import answer_steps
 
 from dw_testing.kit.doubles import NoCreateStore
 from reference_engine.engine import Engine
@@ -28,9 +28,9 @@ MakeEngine = Callable[..., Engine]
 __all__ = ["NoCreateStore"]
 
 
-def gate_workflow(*, after: str = "answer_steps:observe", schema: dict[str, Any] | None = None,
-                  timeout: int = 3600, before: list[dict[str, Any]] | None = None,
-                  name: str = "gate") -> Workflow:
+def gate_workflow(*, after: str = "support.answer_steps:observe",
+                  schema: dict[str, Any] | None = None, timeout: int = 3600,
+                  before: list[dict[str, Any]] | None = None, name: str = "gate") -> Workflow:
     """build -> approve (one wait, ``approval``) -> after (a python step reading the answer)."""
     return parse_workflow({
         "name": name,
@@ -75,7 +75,7 @@ class AnsweredRun:
 
 
 def answered_run(engine: Engine, run_id: str | None = None, *,
-                 after: str = "answer_steps:observe") -> AnsweredRun:
+                 after: str = "support.answer_steps:observe") -> AnsweredRun:
     """Run the gate workflow (``after`` its python step) and answer its wait yes; the
     python steps of a later resume in this process read the engine's store."""
     answer_steps.STORE[:] = [engine.store]
@@ -136,7 +136,7 @@ class RecordingStore:
             return b"\n".join(k.encode() + b"\0" + v for k, v in self.written)
 
 
-# A store the CLI can open by import path (``--store answer_helpers:recording_memory``),
+# A store the CLI can open by import path (``--store support.answers:recording_memory``),
 # so a test sees every byte the ``dw`` commands wrote.
 RECORDERS: list[RecordingStore] = []
 SPACE: list[str] = ["answers-default"]
