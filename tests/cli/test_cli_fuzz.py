@@ -6,11 +6,11 @@ import json
 import uuid
 from pathlib import Path
 
-from support import json_strategies
 import pytest
 from cli_helpers import WAIT_FLOW, Invoke, refusal_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import json_strategies
 
 from reference_engine.stores.keys import key_problem
 from reference_engine.stores.registry import open_store

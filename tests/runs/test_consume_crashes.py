@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.store_copies import memory_copy
 from support import answer_steps
 from support.answers import AnsweredRun, MakeEngine, answered_run, applied
+from support.store_copies import memory_copy
 
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash, StoreCall
 from reference_engine.engine import Engine

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.store_copies import memory_copy
 from support.engine_flows import YES, approval_workflow
+from support.store_copies import memory_copy
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.store_copies import memory_copy
 from support import answer_steps
 from support.answers import (
     YES,
@@ -31,6 +30,7 @@ from support.answers import (
     gate_workflow,
     snapshot,
 )
+from support.store_copies import memory_copy
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from support import json_strategies
 import pytest
 from hypothesis import given, settings
+from support import json_strategies
 
 from reference_engine.waits.payloads import (
     MAX_DEPTH,

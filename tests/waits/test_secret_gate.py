@@ -12,9 +12,9 @@ import uuid
 from functools import partial
 from typing import Any
 
-from support import answers as answer_helpers
 import pytest
 from click.testing import CliRunner
+from support import answers as answer_helpers
 from support.answers import (
     OPEN_SCHEMA,
     SCHEMA,

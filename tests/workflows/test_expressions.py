@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from support import json_strategies
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import json_strategies
 
 from reference_engine.workflows.errors import WorkflowError
 from reference_engine.workflows.expressions import (
