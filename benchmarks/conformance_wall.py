@@ -1,4 +1,4 @@
-"""Wall time of the full conformance run, per store (docs/profiles.md).
+"""Wall time of the full conformance run, per store (docs/explanation/profiles.md).
 
     python benchmarks/conformance_wall.py [--stores memory,file,...] [-n N] [--profile ci]
     python benchmarks/conformance_wall.py --exec     # each store in process and via exec:

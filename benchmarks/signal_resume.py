@@ -1,4 +1,4 @@
-"""Signal -> resume latency and throughput on the filesystem store (docs/profiles.md).
+"""Signal -> resume latency and throughput on the filesystem store (docs/explanation/profiles.md).
 
 For each of N suspended runs, time one `signal` followed by the `resume` that finishes the
 run: through the Python API (one Engine per store) and through the CLI (two `dw` processes

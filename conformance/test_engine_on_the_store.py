@@ -7,7 +7,7 @@ promise shows up as the engine-level harm its breach causes.
 - a deleted run's id can start a new run; run ids that differ only by case stay apart;
 - a wait with a large schema suspends and resumes (records far over 64 KiB);
 - a released claim stays released after the store is reopened;
-- a signal writes its outcome and nothing else (docs/engine.md).
+- a signal writes its outcome and nothing else (docs/explanation/engine.md).
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ def test_a_run_released_before_the_store_was_reopened_resumes_at_once(
 def test_a_signal_writes_its_outcome_and_nothing_else(
     dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
-    """Delivery takes no claim and writes no revision (docs/engine.md): the run changes only at
+    """Delivery takes no claim and writes no revision (docs/explanation/engine.md): the run changes only at
     the next resume, under the claim. Its one other write is the index hint that tells
     the scheduler the run may be ready."""
     view = dw_make_engine(dw_store).run(approval_workflow())

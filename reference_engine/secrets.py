@@ -1,4 +1,4 @@
-"""The secret gate (docs/answers.md): find credentials in a value, by rule name only.
+"""The secret gate (docs/explanation/answers.md): find credentials in a value, by rule name only.
 
 :func:`scan` walks a value (mappings, lists, strings; keys as well as values) and
 returns the name of the first rule that matches, or ``None``. It never returns or

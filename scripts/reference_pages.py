@@ -130,7 +130,7 @@ def plugin_page() -> str:
         "The plugin comes in through pytest's `pytest11` entry point (`dw_testing`), so "
         "installing `dw-testing[suite]` is all it takes. Without `--dw-store` it changes "
         "nothing about a run. For a walk-through see the "
-        "[guide](../extension-authors.md); for the rules the suite checks, the "
+        "[guide](../how-to/test-your-store.md); for the rules the suite checks, the "
         "[contract](../contract.md).",
         "",
         "## Command-line options",
@@ -312,7 +312,7 @@ def profiles_page() -> str:
         f"`--dw-profile` (default `{profiles.DEFAULT_PROFILE}`) picks one. They are "
         "registered under `dw-` names and applied per suite test, so your own Hypothesis "
         "profile keeps governing your own tests. Every profile runs without a deadline and "
-        "without an example database. Measured speed: [profiles.md](../profiles.md).",
+        "without an example database. Measured speed: [profiles.md](../explanation/profiles.md).",
         "",
         "| `--dw-profile` | Hypothesis profile | `max_examples` | `stateful_step_count` |",
         "|---|---|---|---|",
@@ -371,7 +371,7 @@ def cli_page() -> str:
         "# Reference: the `dw` commands",
         "",
         "Every command, with its options, read from the command line itself; the walk-through "
-        "and the exit codes are in [cli.md](../cli.md).",
+        "and the exit codes are in [cli.md](cli.md).",
         "",
         *lines,
         "## `--json` shapes",

@@ -1,6 +1,6 @@
 """The reference pages are generated from the code and current; the index links every page;
 every environment variable the code reads is documented; every dw command is walked through
-in docs/cli.md."""
+in docs/reference/cli.md."""
 
 from __future__ import annotations
 
@@ -67,8 +67,8 @@ def test_every_environment_variable_the_code_reads_is_documented() -> None:
 
 
 def test_every_dw_command_is_walked_through_in_the_cli_page() -> None:
-    cli_page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    cli_page = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
     ctx = click.Context(dw, info_name="dw")
     missing = [name for name in dw.list_commands(ctx)
                if f"`dw {name}" not in cli_page]
-    assert not missing, f"docs/cli.md never shows: {missing}"
+    assert not missing, f"docs/reference/cli.md never shows: {missing}"

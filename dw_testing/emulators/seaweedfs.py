@@ -4,7 +4,7 @@
 volume server, a filer and the S3 gateway in one process. Its ``IfNoneMatch`` is correct,
 but a lost create race is answered only after about a second, so a many-way race takes
 seconds: too slow for the default run, which is why the suite meets it only under
-``-m slow`` (docs/backends.md).
+``-m slow`` (docs/how-to/s3-gcs-emulators.md).
 
 Every port is chosen free on 127.0.0.1 (``weed mini`` otherwise binds a dozen fixed ones),
 telemetry is off, and no AWS variables reach the server: with them set it would create an

@@ -148,12 +148,12 @@ KNOWN_DEVIATIONS = (
 
 # Not an upstream bug but the services' own limit, so no package pin: S3 and GCS cap object
 # names at 1024 bytes and the stores' root (<prefix>/_control/) counts against it, so they
-# refuse, before any I/O, a key the contract allows (docs/backends.md, "The 1024-byte
+# refuse, before any I/O, a key the contract allows (docs/how-to/s3-gcs-emulators.md, "The 1024-byte
 # object-name limit").
 _NAME_LIMIT = (
     "{service} caps object names at 1024 bytes and the store's root <prefix>/_control/ "
     "counts against it, so a key of exactly 1024 bytes is refused with InvalidKey before any "
-    "I/O (docs/backends.md)"
+    "I/O (docs/how-to/s3-gcs-emulators.md)"
 )
 _NAME_LIMIT_DOCS = {
     "S3": "https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-keys.html",

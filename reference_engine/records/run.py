@@ -1,7 +1,7 @@
 """The run record: one revision at ``runs/<runId>/rev/<n>``; the newest revision is the run.
 
 v2 records carry ``"v": 2``. A record without ``v`` is read as the legacy v1 shape
-(docs/engine.md): a waiting step says ``"waiting"`` and holds ``wait: {kind, id, schema,
+(docs/explanation/engine.md): a waiting step says ``"waiting"`` and holds ``wait: {kind, id, schema,
 deadline}``; there is no nonce or claim generation. Any other shape is unreadable.
 """
 

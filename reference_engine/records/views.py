@@ -1,4 +1,4 @@
-"""What engine operations return: the stable ``--json`` shapes of docs/cli.md."""
+"""What engine operations return: the stable ``--json`` shapes of docs/reference/cli.md."""
 
 from __future__ import annotations
 

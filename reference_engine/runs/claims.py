@@ -1,4 +1,4 @@
-"""The run claim: a lease built on ``put_if_absent`` alone (docs/engine.md).
+"""The run claim: a lease built on ``put_if_absent`` alone (docs/explanation/engine.md).
 
 Staleness is judged on the taker's own monotonic clock: a lease is stale when its
 bytes stayed unchanged for ``ttl + grace``. That needs two looks at the same bytes, so a

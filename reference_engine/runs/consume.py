@@ -1,4 +1,4 @@
-"""The consume: a resume settles every waiting step from its outcome (docs/answers.md).
+"""The consume: a resume settles every waiting step from its outcome (docs/explanation/answers.md).
 
 :func:`apply_outcomes` computes the one revision that applies every outcome with its
 ``answer_applied`` or ``wait_failed`` journal event; the caller saves it before any later

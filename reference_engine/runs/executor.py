@@ -1,4 +1,4 @@
-"""The executor: walks a run's levels, saves fenced revisions, suspends on waits (docs/engine.md).
+"""The executor: walks a run's levels, saves fenced revisions, suspends on waits (docs/explanation/engine.md).
 
 One :class:`Executor` drives one run under one claim. Jobs of a level run in threads;
 every record change goes through :meth:`Executor.update`, which holds one lock, so the
@@ -52,7 +52,7 @@ Saver = Callable[[RunRecord], RunRecord]
 
 
 def journal_event(event: Mapping[str, Any], *, bypass: bool = False) -> dict[str, Any]:
-    """A journal event after the secret filter (docs/answers.md)."""
+    """A journal event after the secret filter (docs/explanation/answers.md)."""
     return filter_event(event, bypass=bypass)
 
 

@@ -1,4 +1,4 @@
-"""A run's end, cancel, delete and the sweep (docs/engine.md, docs/answers.md).
+"""A run's end, cancel, delete and the sweep (docs/explanation/engine.md, docs/explanation/answers.md).
 
 End of a run, by its claim holder, in this order: settle ``cancelled`` on every open
 wait (a signal that won keeps its outcome), copy receipts and payloads into the run
@@ -55,7 +55,7 @@ def adopt_unsaved_waits(store: Any, workflow: Workflow, record: RunRecord) -> Ru
     """The record with every wait that was registered but never saved as waiting.
 
     A crash between registering a wait and saving its step leaves a registration no
-    revision shows (docs/engine.md). Wait ids are deterministic, so the run finds them
+    revision shows (docs/explanation/engine.md). Wait ids are deterministic, so the run finds them
     without a scan, and the end of the run closes them like any other open wait.
     """
     known = record.wait_refs()

@@ -60,7 +60,7 @@ def adapt_if_async(
         raise StoreUnavailable(
             f"store factory {label or store.__qualname__!r} is `async def`, so calling it gave "
             "a coroutine, not a store; make the factory a plain `def` that returns the store, "
-            "and open connections lazily in the store's first call (docs/async-stores.md)",
+            "and open connections lazily in the store's first call (docs/how-to/async-store.md)",
             op="open",
         )
     name = label or type(store).__qualname__

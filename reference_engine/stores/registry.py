@@ -254,7 +254,7 @@ def open_store(uri: str | None = None) -> ControlPlaneStore:
     """Open a new handle. ``None`` or ``""`` opens the default store, ``./.dw``.
 
     ``exec:<command line>`` starts the command for this handle and talks ``dw-store/1``
-    to it (``docs/store-protocol.md``).
+    to it (``docs/reference/store-protocol.md``).
     """
     reference = parse_reference(uri or DEFAULT_STORE)
     if reference.kind == "exec":

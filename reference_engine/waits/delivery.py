@@ -1,4 +1,4 @@
-"""Delivery of a signal or a typed answer (docs/answers.md).
+"""Delivery of a signal or a typed answer (docs/explanation/answers.md).
 
 Delivery writes only the outcome record and its ready hint for the scheduler (and, at
 most, a lazy ``timed_out`` or the rebuilt registration of a legacy run). It never takes

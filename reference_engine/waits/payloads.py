@@ -1,4 +1,4 @@
-"""Payload checks for a signal or an answer (docs/answers.md, docs/cli.md).
+"""Payload checks for a signal or an answer (docs/explanation/answers.md, docs/reference/cli.md).
 
 :func:`parse_payload` turns raw JSON text into a value, refusing NaN/Infinity (and
 numbers too large to be finite), duplicate keys, more than 16 KiB of UTF-8, nesting

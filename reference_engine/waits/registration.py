@@ -1,4 +1,4 @@
-"""Registering a wait (``waits/<id>``) before its step is marked waiting (docs/engine.md)."""
+"""Registering a wait (``waits/<id>``) before its step is marked waiting (docs/explanation/engine.md)."""
 
 from __future__ import annotations
 

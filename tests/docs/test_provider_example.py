@@ -1,4 +1,4 @@
-"""docs/extension-authors.md §4, run as written: a provider that starts a server, and a URI
+"""docs/how-to/test-your-store.md §4, run as written: a provider that starts a server, and a URI
 scheme the package registers, so the suite's child processes open their own handles.
 
 The guide's code blocks are read from the page itself. A small HTTP key-value server stands
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-GUIDE = ROOT / "docs" / "extension-authors.md"
+GUIDE = ROOT / "docs" / "how-to" / "test-your-store.md"
 EXAMPLE = Path(__file__).resolve().parent / "example_project"
 SUITE_TIMEOUT = 600
 

@@ -1,4 +1,4 @@
-"""Run, suspend, signal, resume: the wait lifecycle on one handle (docs/engine.md)."""
+"""Run, suspend, signal, resume: the wait lifecycle on one handle (docs/explanation/engine.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Static rules over the engine's source (docs/engine.md)."""
+"""Static rules over the engine's source (docs/explanation/engine.md)."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def _delivery_violations(path: Path) -> list[str]:
 
 def test_delivery_never_takes_a_claim_nor_saves_a_run() -> None:
     assert _delivery_violations(DELIVERY) == [], (
-        "signal/answer delivery must write only the outcome record (docs/engine.md)"
+        "signal/answer delivery must write only the outcome record (docs/explanation/engine.md)"
     )
 
 

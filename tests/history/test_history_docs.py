@@ -1,4 +1,4 @@
-"""docs/history.md shows the checker's real output: its examples are regenerated here."""
+"""docs/how-to/read-a-history-failure.md shows the checker's real output: its examples are regenerated here."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dw_testing.history import HistoryViolation, assert_linearizable
 from dw_testing.history.events import Operation
 from dw_testing.history.timeline import render_text
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "history.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "read-a-history-failure.md"
 DELETED_READ = [create("A", b"v1", True, 0, 1), delete("B", 2, 3), get("C", b"v1", 4, 5)]
 
 
@@ -38,10 +38,10 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("history", [TORN_READ, DELETED_READ], ids=["torn read", "deleted"])
 def test_the_documented_failure_is_what_the_checker_prints(history: list[Operation]) -> None:
     assert message(history) + "\n" in blocks(), (
-        "docs/history.md shows an out-of-date failure; paste the message above into it")
+        "docs/how-to/read-a-history-failure.md shows an out-of-date failure; paste the message above into it")
 
 
 def test_the_documented_ascii_timeline_is_what_render_text_draws() -> None:
     drawn = render_text(TORN_READ, marked=[1], width=100, ascii=True)
     assert drawn + "\n" in blocks(), (
-        "docs/history.md shows an out-of-date ASCII timeline; paste the drawing above into it")
+        "docs/how-to/read-a-history-failure.md shows an out-of-date ASCII timeline; paste the drawing above into it")

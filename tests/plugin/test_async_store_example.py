@@ -1,4 +1,4 @@
-"""The async store of docs/async-stores.md, copied from the page: it passes the ``ci``
+"""The async store of docs/how-to/async-store.md, copied from the page: it passes the ``ci``
 profile through the plugin, runs the engine demo through ``dw``, and its racy variant from
 the same page is caught by the one-loop race."""
 
@@ -15,7 +15,7 @@ import pytest
 from reference_engine.stores.async_adapter import STORE_METHODS, method_kinds
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "async-stores.md"
+DOC = ROOT / "docs" / "how-to" / "async-store.md"
 MODULE = "async_sqlite_store"
 ONE_LOOP_TEST = "test_coroutines_racing_to_create_one_key_on_one_loop_have_exactly_one_winner"
 TIMEOUT_SECONDS = 600

@@ -1,4 +1,4 @@
-"""Cancellation at every point of a resume (seed 004; docs/engine.md, docs/answers.md).
+"""Cancellation at every point of a resume (seed 004; docs/explanation/engine.md, docs/explanation/answers.md).
 
 Three points: while the resume acquires the claim, while it claims the answer (between
 reading the outcome and saving the consume), and during resumed execution. At each, a

@@ -1,4 +1,4 @@
-"""``dw serve``, the scheduler (docs/answers.md; seed 004 "Acceptance: scheduling").
+"""``dw serve``, the scheduler (docs/explanation/answers.md; seed 004 "Acceptance: scheduling").
 
 A pass resumes, through the ordinary resume path under the ordinary claim, suspended
 runs whose waits all have outcomes; a ``busy`` run is skipped; a run someone else

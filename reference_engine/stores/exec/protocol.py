@@ -1,7 +1,7 @@
 """``dw-store/1`` messages: frozen records with explicit encode/decode, one JSON object a line.
 
 The child speaks first (a :class:`Handshake`), then answers :class:`Request` lines with
-:class:`Reply` lines carrying the same id, in any order. ``docs/store-protocol.md`` is the
+:class:`Reply` lines carrying the same id, in any order. ``docs/reference/store-protocol.md`` is the
 prose; ``schemas/*.json`` (package data) are the machine-readable form. The decoders check
 shapes; capability names are checked by the suite when it builds the store's spec.
 """

@@ -15,7 +15,7 @@
  * The shim opens one handle, announces it (the handshake), then answers the parent's JSON
  * lines from stdin on stdout, several at a time, in whatever order the store finishes them.
  * stdout carries protocol lines only: console.log, console.info and console.debug are
- * sent to stderr, which is the child's log. See docs/store-protocol.md and docs/typescript.md.
+ * sent to stderr, which is the child's log. See docs/reference/store-protocol.md and docs/how-to/typescript-store.md.
  */
 
 export const PROTOCOL = "dw-store/1";
