@@ -1,4 +1,5 @@
-"""Loopback emulators as store providers (docs/how-to/test-your-store.md, docs/how-to/s3-gcs-emulators.md).
+"""Loopback emulators as store providers (docs/how-to/test-a-store-on-a-server.md,
+docs/how-to/s3-gcs-emulators.md).
 
 Each provider is a zero-argument callable returning a context manager that starts its
 server on a free 127.0.0.1 port, yields a :class:`~dw_testing.kit.spec.StoreSpec`, and stops

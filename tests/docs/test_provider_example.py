@@ -1,4 +1,4 @@
-"""docs/how-to/test-your-store.md §4, run as written: a provider that starts a server, and a URI
+"""docs/how-to/test-a-store-on-a-server.md, run as written: a provider that starts a server, and a URI
 scheme the package registers, so the suite's child processes open their own handles.
 
 The guide's code blocks are read from the page itself. A small HTTP key-value server stands
@@ -21,18 +21,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-GUIDE = ROOT / "docs" / "how-to" / "test-your-store.md"
+GUIDE = ROOT / "docs" / "how-to" / "test-a-store-on-a-server.md"
 EXAMPLE = Path(__file__).resolve().parent / "example_project"
 SUITE_TIMEOUT = 600
 
 
-def _section_four() -> str:
-    text = GUIDE.read_text(encoding="utf-8")
-    return text.split("## 4. A provider that starts a server", 1)[1].split("\n## 5.", 1)[0]
+def _page() -> str:
+    return GUIDE.read_text(encoding="utf-8")
 
 
 def _blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", _section_four(), flags=re.S)
+    return re.findall(rf"```{language}\n(.*?)```", _page(), flags=re.S)
 
 
 def _install_example(site: Path) -> None:
