@@ -148,7 +148,7 @@ KNOWN_DEVIATIONS = (
 
 # Not an upstream bug but the services' own limit, so no package pin: S3 and GCS cap object
 # names at 1024 bytes and the stores' root (<prefix>/_control/) counts against it, so they
-# refuse, before any I/O, a key the contract allows (docs/how-to/s3-gcs-emulators.md, "The 1024-byte
+# refuse, before any I/O, a key the contract allows (docs/reference/object-stores.md, "The 1024-byte
 # object-name limit").
 _NAME_LIMIT = (
     "{service} caps object names at 1024 bytes and the store's root <prefix>/_control/ "
