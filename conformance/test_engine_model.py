@@ -29,7 +29,8 @@ pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent", "c
 # fewer examples than the store machine; steps per example follow the profile itself.
 # Under quick and ci, a store whose round trip is slower than FAST_ROUND_TRIP runs
 # proportionally fewer programs (at least MIN_EXAMPLES), so an emulated or remote store
-# costs seconds, not minutes; thorough never scales down. docs/explanation/profiles.md has the counts
+# costs seconds, not minutes; thorough never scales down. docs/explanation/profiles.md has the
+# counts
 # and the measured steps per second.
 EXAMPLES = {"quick": 5, "ci": 15, "thorough": 300}
 MIN_EXAMPLES = 3

@@ -238,7 +238,8 @@ def test_a_run_released_before_the_store_was_reopened_resumes_at_once(
 def test_a_signal_writes_its_outcome_and_nothing_else(
     dw_store: Any, dw_make_engine: MakeEngine,
 ) -> None:
-    """Delivery takes no claim and writes no revision (docs/explanation/engine.md): the run changes only at
+    """Delivery takes no claim and writes no revision (docs/explanation/engine.md): the run changes
+    only at
     the next resume, under the claim. Its one other write is the index hint that tells
     the scheduler the run may be ready."""
     view = dw_make_engine(dw_store).run(approval_workflow())

@@ -86,7 +86,8 @@ def test_keys_of_exactly_1024_bytes_are_accepted_and_kept_apart(
         pytest.fail(
             f"the store refused a key of exactly {MAX_KEY_BYTES} bytes, which the contract "
             f"allows ({refused}); if a backend limit leaves no room for your store's root, "
-            "record it as a known deviation (docs/how-to/declare-a-known-deviation.md)", pytrace=False)
+            "record it as a known deviation (docs/how-to/declare-a-known-deviation.md)",
+            pytrace=False)
     finally:
         with contextlib.suppress(InvalidKey):  # nothing was written under a refused key
             for written in keys:

@@ -286,7 +286,8 @@ class WaitStateMachine(RuleBasedStateMachine):
 
     @rule(run=runs, point=st.sampled_from(CRASH_POINTS))
     def crash_at_consume(self, run: str, point: str) -> None:
-        """A resume crashes at its consume, the first revision it creates (docs/explanation/answers.md)."""
+        """A resume crashes at its consume, the first revision it creates
+        (docs/explanation/answers.md)."""
         faulty = self._faulty()
         faulty.crash("put_if_absent", point=point, key=WRITES["revision"])
         self._crash_run(faulty, "resume", run)

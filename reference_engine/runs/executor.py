@@ -1,4 +1,5 @@
-"""The executor: walks a run's levels, saves fenced revisions, suspends on waits (docs/explanation/engine.md).
+"""The executor: walks a run's levels, saves fenced revisions, suspends on waits
+(docs/explanation/engine.md).
 
 One :class:`Executor` drives one run under one claim. Jobs of a level run in threads;
 every record change goes through :meth:`Executor.update`, which holds one lock, so the

@@ -1,4 +1,5 @@
-"""A run's end, cancel, delete and the sweep (docs/explanation/engine.md, docs/explanation/answers.md).
+"""A run's end, cancel, delete and the sweep (docs/explanation/engine.md,
+docs/explanation/answers.md).
 
 End of a run, by its claim holder, in this order: settle ``cancelled`` on every open
 wait (a signal that won keeps its outcome), copy receipts and payloads into the run

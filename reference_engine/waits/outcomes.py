@@ -1,4 +1,5 @@
-"""Outcomes: one write-once record per wait; whoever settles first wins (docs/explanation/answers.md).
+"""Outcomes: one write-once record per wait; whoever settles first wins
+(docs/explanation/answers.md).
 
 ``settle`` is create-then-read; the caller knows it won only through
 :func:`~reference_engine.records.outcome.settled_by`. ``outcome_at`` makes deadlines

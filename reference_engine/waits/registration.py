@@ -1,4 +1,5 @@
-"""Registering a wait (``waits/<id>``) before its step is marked waiting (docs/explanation/engine.md)."""
+"""Registering a wait (``waits/<id>``) before its step is marked waiting
+(docs/explanation/engine.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The JSON Schema subset a wait may retain (docs/explanation/engine.md), checked when a workflow loads.
+"""The JSON Schema subset a wait may retain (docs/explanation/engine.md), checked when a workflow
+loads.
 
 Allowed keywords: type, enum, required, properties, additionalProperties, items,
 minItems, maxItems, uniqueItems, and the annotations title and description. Anything

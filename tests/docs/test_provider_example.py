@@ -1,5 +1,5 @@
-"""docs/how-to/test-a-store-on-a-server.md, run as written: a provider that starts a server, and a URI
-scheme the package registers, so the suite's child processes open their own handles.
+"""docs/how-to/test-a-store-on-a-server.md, run as written: a provider that starts a server,
+and a URI scheme the package registers, so the suite's child processes open their own handles.
 
 The guide's code blocks are read from the page itself. A small HTTP key-value server stands
 in for ``myserver`` (example_project/myserver.py) and example_project/mystore_client.py is

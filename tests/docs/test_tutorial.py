@@ -17,8 +17,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "tutorial.md"
 RUN_TIMEOUT = 300
@@ -113,7 +111,6 @@ def test_the_tutorial_is_short_and_complete() -> None:
     assert removed in _files()["mystore.py"], "the diff must change a line of mystore.py"
 
 
-@pytest.mark.dw_clause("C-CREATE-1")
 def test_the_tutorial_goes_green_then_red_naming_the_clause(tmp_path: Path) -> None:
     green_command, red_command = _commands()
     green_shown, red_shown = _shown_output()

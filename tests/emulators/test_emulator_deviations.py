@@ -1,4 +1,5 @@
-"""Emulator bugs our stores avoid, demonstrated on the emulator itself (docs/how-to/s3-gcs-emulators.md).
+"""Emulator bugs our stores avoid, demonstrated on the emulator itself
+(docs/how-to/s3-gcs-emulators.md).
 
 Our S3 store never copies objects, so no conformance test can meet moto's ``copy_object``
 bug; this test shows it on the raw ``moto`` provider, under the registered known deviation

@@ -1,4 +1,5 @@
-"""Legacy v1 runs, the sweep, the scheduler pass, and typed answers (docs/explanation/answers.md)."""
+"""Legacy v1 runs, the sweep, the scheduler pass, and typed answers
+(docs/explanation/answers.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """One test per acceptance line of seed 004 ("Deliver answers to suspended workflows for
 later resumption"), both lists; each docstring quotes the seed's line.
 
-Our mapping: the seed's "executor lock" is the run claim (docs/explanation/engine.md), "suspendFor()" is
+Our mapping: the seed's "executor lock" is the run claim (docs/explanation/engine.md),
+"suspendFor()" is
 a ``wait_for_signal`` step, "publication" is the consume revision, an "unsupported
 entrypoint" is a store without ``put_if_absent``.
 """

@@ -1,4 +1,5 @@
-"""docs/how-to/read-a-history-failure.md shows the checker's real output: its examples are regenerated here."""
+"""docs/how-to/read-a-history-failure.md shows the checker's real output: its examples are
+regenerated here."""
 
 from __future__ import annotations
 
@@ -38,10 +39,12 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("history", [TORN_READ, DELETED_READ], ids=["torn read", "deleted"])
 def test_the_documented_failure_is_what_the_checker_prints(history: list[Operation]) -> None:
     assert message(history) + "\n" in blocks(), (
-        "docs/how-to/read-a-history-failure.md shows an out-of-date failure; paste the message above into it")
+        "docs/how-to/read-a-history-failure.md shows an out-of-date failure; paste the "
+        "message above into it")
 
 
 def test_the_documented_ascii_timeline_is_what_render_text_draws() -> None:
     drawn = render_text(TORN_READ, marked=[1], width=100, ascii=True)
     assert drawn + "\n" in blocks(), (
-        "docs/how-to/read-a-history-failure.md shows an out-of-date ASCII timeline; paste the drawing above into it")
+        "docs/how-to/read-a-history-failure.md shows an out-of-date ASCII timeline; paste the "
+        "drawing above into it")

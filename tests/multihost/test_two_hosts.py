@@ -1,4 +1,5 @@
-"""Two hosts, one bucket (docs/how-to/multi-host.md): ``dw`` processes in separate working directories,
+"""Two hosts, one bucket (docs/how-to/multi-host.md): ``dw`` processes in separate working
+directories,
 joined only by an ``s3://`` or ``gs://`` URI on a loopback emulator.
 
 Every host action is a ``python -m reference_engine`` process; the test checks what the

@@ -1,4 +1,5 @@
-"""Cancellation at every point of a resume (seed 004; docs/explanation/engine.md, docs/explanation/answers.md).
+"""Cancellation at every point of a resume (seed 004; docs/explanation/engine.md,
+docs/explanation/answers.md).
 
 Three points: while the resume acquires the claim, while it claims the answer (between
 reading the outcome and saving the consume), and during resumed execution. At each, a

@@ -1,4 +1,5 @@
-"""Two OS processes contend for one run claim on the filesystem store (docs/explanation/engine.md)."""
+"""Two OS processes contend for one run claim on the filesystem store
+(docs/explanation/engine.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The atomic consume (docs/explanation/answers.md): one revision, and crashes around it (FaultyStore).
+"""The atomic consume (docs/explanation/answers.md): one revision, and crashes around it
+(FaultyStore).
 
 The consume revision holds the step's output, its receipt and exactly one
 ``answer_applied`` event; later steps see the value only once it is saved. A crash

@@ -1,4 +1,5 @@
-"""Our S3 store on SeaweedFS's S3 gateway: a real object store, not an emulator (docs/how-to/s3-gcs-emulators.md).
+"""Our S3 store on SeaweedFS's S3 gateway: a real object store, not an emulator
+(docs/how-to/s3-gcs-emulators.md).
 
 SeaweedFS answers ``IfNoneMatch`` correctly, but a lost create race waits about a second
 for its 412, so these tests live in the slow lane: ``pytest -m slow tests/slow``.

@@ -1,6 +1,7 @@
 """``dw answer`` refusals write nothing: every stored byte is compared before and after.
 
-docs/explanation/answers.md: run_not_found, not_suspended, not_waiting_here, wrong_run, already_settled
+docs/explanation/answers.md: run_not_found, not_suspended, not_waiting_here, wrong_run,
+already_settled
 (even for an identical value), expired (only the lazy ``timed_out`` is written), closed
 and invalid_payload. Deleted and reused run ids can never be answered by the old run.
 """

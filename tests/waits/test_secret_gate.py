@@ -1,4 +1,5 @@
-"""The secret gate on answers (docs/explanation/answers.md): every rule, failing closed, nothing leaks, bypass.
+"""The secret gate on answers (docs/explanation/answers.md): every rule, failing closed, nothing
+leaks, bypass.
 
 The leak test greps every byte written to the store, everything printed (CLI stdout and
 stderr), every log record and every exception text for the rejected value.

@@ -38,7 +38,8 @@ BUILTIN_DESCRIPTIONS: Mapping[str, str] = {
     "exec-file": "filesystem store in a temporary directory, served by a Python dw-store/1 "
                  "child per handle (exec:)",
 }
-# The Python child that serves any store reference over dw-store/1 (docs/reference/store-protocol.md).
+# The Python child that serves any store reference over dw-store/1
+# (docs/reference/store-protocol.md).
 EXEC_CHILD_MODULE = "reference_engine.stores.exec.child"
 
 
