@@ -41,7 +41,7 @@ from reference_engine.waits.registration import (
     register,
     wait_id_for,
 )
-from reference_engine.workflows.expressions import evaluate, evaluate_condition
+from reference_engine.workflows.cel import CelRuntimeError
 from reference_engine.workflows.model import Job, Step, WaitSpec, Workflow
 
 JOB_DONE = ("succeeded", "failed", "skipped")
@@ -218,9 +218,18 @@ class Executor:
     def _run_job(self, job: Job) -> None:
         status = self.record.jobs.get(job.name)
         if status is None or status == "pending":
-            if job.when and not evaluate_condition(job.when, self.context()):
-                self._set_job(job.name, "skipped", {"type": "job_skipped", "job": job.name})
-                return
+            if job.when_program is not None:
+                try:
+                    go = job.when_program.condition(self.context())
+                except CelRuntimeError as exc:  # names the expression; fails only this job
+                    self.progress(f"{job.name}: {exc}")
+                    self._set_job(job.name, "failed", {"type": "job_failed", "job": job.name,
+                                                       "error": str(exc)})
+                    return
+                if not go:
+                    self._set_job(job.name, "skipped", {"type": "job_skipped",
+                                                        "job": job.name})
+                    return
             with self._lock:
                 self.record = self.record.with_job(job.name, RUNNING)
         for step in job.steps:
@@ -239,17 +248,26 @@ class Executor:
         if step.for_each is None:
             return [(step.name, 0, None)]
         items = step.for_each
-        if isinstance(items, str):
-            items = evaluate(items, self.context())
-        if not isinstance(items, list):
-            items = [] if items is None else [items]
+        program = step.for_each_program
+        if program is not None:
+            items = program.evaluate(self.context())
+            if program.old and not isinstance(items, list):  # the old language's rule
+                items = [] if items is None else [items]
+            if not isinstance(items, list):
+                raise CelRuntimeError(f"the for_each expression '{program.text}' gave "
+                                      f"{type(items).__name__}, not a list")
         return [(f"{step.name}[{i}]", i, item) for i, item in enumerate(items)]
 
     def _run_step(self, job: Job, step: Step) -> str:
         """``ok``, ``failed`` (not allowed) or ``waiting``, over all of the step's iterations."""
         waiting = False
         failed = False
-        for name, index, item in self._iterations(step):
+        try:
+            iterations = self._iterations(step)
+        except CelRuntimeError as exc:
+            self._finish(job, step.name, FAILED, None, str(exc))
+            return "ok" if step.allow_failure else "failed"
+        for name, index, item in iterations:
             existing = self.record.steps.get(name)
             if existing is not None and existing.status in ("succeeded", "skipped"):
                 continue
@@ -294,6 +312,8 @@ class Executor:
                                             progress=self.progress)
         except Refusal:
             raise
+        except CelRuntimeError as exc:  # names the expression; no traceback
+            status, output, error = FAILED, None, str(exc)
         except Exception as exc:  # the step's own failure; a crash (BaseException) passes
             status, output, error = FAILED, None, f"{type(exc).__name__}: {exc}"
         return self._finish(job, name, status, output, error)

@@ -18,7 +18,7 @@ from typing import Any
 from reference_engine.records.run import FAILED, SUCCEEDED
 from reference_engine.runs.claims import Claim
 from reference_engine.secrets import redact_text, scrub
-from reference_engine.workflows.interpolate import interpolate
+from reference_engine.workflows.interpolate import interpolate, render
 from reference_engine.workflows.model import Step
 
 MAX_OUTPUT_CHARS = 64 * 1024
@@ -31,7 +31,8 @@ def perform(step: Step, context: dict[str, Any], *, run_id: str, claim: Claim | 
             progress: Callable[[str], None]) -> Performed:
     """Run one plain step of run ``run_id``: ``(status, output, error)``."""
     if step.kind in ("log", "fail", "shell"):
-        text = interpolate(str(step.value), context["inputs"], context)
+        text = (render(step.template, context) if step.template is not None
+                else interpolate(str(step.value), context["inputs"], context))
         if step.kind == "log":
             # What a log or shell step produced is printed and stored only after the
             # secret rules: each matching span becomes [redacted:<rule>]. (A python

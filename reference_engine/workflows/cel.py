@@ -13,10 +13,10 @@ Decisions (docs/reference/expressions.md has them for users):
 - A path segment with ``-`` (``steps.my-step.outputs``) is rewritten to bracket access
   (``steps["my-step"].outputs``) before compiling, as swamp does; write ``a - b`` with
   spaces for subtraction.
-- Cost: at most :data:`MAX_EXPRESSION_CHARS` characters and :data:`MAX_COMPREHENSIONS`
-  macros (``all``, ``exists``, ``exists_one``, ``map``, ``filter``); before a run evaluates
-  an expression with macros, the largest list or map it could walk, to the power of the
-  number of macros, must stay under :data:`MAX_COST`.
+- Cost: at most :data:`MAX_EXPRESSION_CHARS` characters; without macros CEL is linear in
+  the expression and the data. The macros (``all``, ``exists``, ``exists_one``, ``map``,
+  ``filter``) share the runtime's budget of :data:`ITERATION_BUDGET` iterations per
+  evaluation; going over it is a clear :class:`CelRuntimeError`.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from cel_expr_python import cel as _cel
 from reference_engine.workflows.errors import WorkflowError, shown
 
 MAX_EXPRESSION_CHARS = 2000
-MAX_COMPREHENSIONS = 3
-MAX_COST = 1_000_000
+ITERATION_BUDGET = 10_000  # cel-expr-python's own limit on macro iterations (measured)
 ROOTS = ("inputs", "steps", "jobs", "item")
 FUNCTIONS = ("failed", "succeeded")
 _MACROS = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(")
@@ -105,7 +104,7 @@ def _job_is(status: str) -> Any:
 
 
 @lru_cache(maxsize=256)
-def _env(typed: tuple[tuple[str, str], ...], item: bool) -> Any:
+def _env(typed: tuple[tuple[str, str], ...], item: bool, old: bool = False) -> Any:
     t = _cel.Type
     variables: dict[str, Any] = {"inputs": t.Map(t.STRING, t.DYN),
                                  "steps": t.Map(t.STRING, t.DYN),
@@ -118,6 +117,14 @@ def _env(typed: tuple[tuple[str, str], ...], item: bool) -> Any:
     functions = [_cel.FunctionDecl(name, [_cel.Overload(f"{name}_string", t.BOOL, [t.STRING],
                                                         impl=_job_is(status))])
                  for name, status in (("failed", "failed"), ("succeeded", "succeeded"))]
+    if old:  # only a stored run's translated old expressions reach these
+        from reference_engine.workflows import legacy
+
+        for name, kind, impl in (("dw_old_path", t.DYN, legacy.old_path),
+                                 ("dw_old_truthy", t.BOOL, legacy.old_truthy),
+                                 ("dw_old_eq", t.BOOL, legacy.old_eq)):
+            functions.append(_cel.FunctionDecl(name, [_cel.Overload(
+                f"{name}_list", kind, [t.List(t.DYN)], impl=impl)]))
     return _cel.NewEnv(variables=variables, functions=functions)
 
 
@@ -168,7 +175,7 @@ def _column(message: str) -> str:
         return shown(message.strip().splitlines()[0] if message.strip() else "refused", 160)
     line, col, what = found.groups()
     where = f"column {col}" if line == "1" else f"line {line}, column {col}"
-    what = what.replace(" (in container '')", "")
+    what = re.sub(r" expecting .*", "", what.replace(" (in container '')", ""))
     return f"{where}: {shown(what, 160)}"
 
 
@@ -188,6 +195,7 @@ class Program:
     failed_jobs: frozenset[str] = frozenset()
     uses_item: bool = False
     macros: int = 0
+    old: bool = False  # translated from the old language (a stored run)
     typed: tuple[str, ...] = ()  # inputs bound as qualified names
     compiled: Any = field(default=None, repr=False, compare=False)
 
@@ -201,11 +209,19 @@ class Program:
                 data[f"inputs.{name}"] = inputs[name]
         if self.uses_item:
             data["item"] = context.get("item")
-        if self.macros:
-            _check_cost(self, data)
         token = _JOBS.set(data["jobs"])
         try:
             value = self.compiled.eval(data=data)
+            if value.type().name() == "ERROR" and "out of range for" in str(value.value()):
+                # JSON allows integers past CEL's 64 bits: read those as doubles, as JSON would
+                value = self.compiled.eval(data=_fit(data))
+        except RuntimeError as exc:  # the runtime's budget; no traceback reaches the user
+            if "budget" not in str(exc):
+                raise CelRuntimeError(f"the expression {_quoted(self.text)} failed: "
+                                      f"{_runtime_reason(str(exc))}") from None
+            raise CelRuntimeError(f"the expression {_quoted(self.text)} went over the budget "
+                                  f"of {ITERATION_BUDGET:,} macro iterations (all, exists, "
+                                  "map, filter); filter the data in a step first") from None
         finally:
             _JOBS.reset(token)
         if value.type().name() == "ERROR":
@@ -236,24 +252,17 @@ def _runtime_reason(message: str) -> str:
     return shown(first, 140)
 
 
-def _check_cost(program: Program, data: Mapping[str, Any]) -> None:
-    widest = _widest(data, 0)
-    cost = widest ** program.macros
-    if cost > MAX_COST:
-        raise CelRuntimeError(f"the expression {_quoted(program.text)} could take {cost:,} "
-                              f"steps (a collection of {widest:,} items under "
-                              f"{program.macros} macros), over the limit of {MAX_COST:,}; "
-                              "filter the data in a step first")
-
-
-def _widest(value: Any, depth: int) -> int:
-    if depth > 64:
-        return 0
+def _fit(value: Any) -> Any:
+    """``value`` with every integer outside 64 bits as a double."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if -2**63 <= value < 2**63 else float(value)
     if isinstance(value, Mapping):
-        return max([len(value), *(_widest(v, depth + 1) for v in value.values())])
+        return {k: _fit(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return max([len(value), *(_widest(v, depth + 1) for v in value)])
-    return 0
+        return [_fit(v) for v in value]
+    return value
 
 
 def compile_cel(text: str, scope: Scope = Scope()) -> Program:
@@ -275,10 +284,6 @@ def _compile(text: str, scope: Scope) -> Program:
     source = rewrite_dashes(text)
     code = _mask(source)
     macros = len(_MACROS.findall(code))
-    if macros > MAX_COMPREHENSIONS:
-        raise ExpressionError(f"the expression uses {macros} macros (all, exists, map, "
-                              f"filter...), over the limit of {MAX_COMPREHENSIONS}; split the "
-                              "work across steps")
     inputs: set[str] = set()
     steps: set[str] = set()
     jobs: set[str] = set()
@@ -316,3 +321,19 @@ def _compile(text: str, scope: Scope) -> Program:
 def _type_name(compiled: Any) -> str:
     name = str(compiled.return_type().name()).lower()
     return {"list<dyn>": "list", "map<string, dyn>": "map"}.get(name, name.split("<")[0])
+
+
+def compile_old(text: str, *, condition: bool = False) -> Program:
+    """An old-language expression of a stored run, as CEL that keeps its old meaning."""
+    from reference_engine.workflows.legacy import translate
+
+    source, parsed = translate(text, condition=condition)
+    try:
+        compiled = _env((), True, True).compile(source)
+    except RuntimeError as exc:  # a translation bug, never the user's: say so plainly
+        raise ExpressionError(f"the stored expression could not be translated "
+                              f"({_column(str(exc))})") from None
+    return Program(text=text, source=source, result_type=_type_name(compiled),
+                   inputs=parsed.inputs, steps=parsed.steps, jobs=parsed.jobs,
+                   failed_jobs=parsed.failed_jobs, uses_item=parsed.uses_item, old=True,
+                   compiled=compiled)
