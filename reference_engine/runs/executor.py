@@ -41,7 +41,7 @@ from reference_engine.waits.registration import (
     register,
     wait_id_for,
 )
-from reference_engine.workflows.cel import CelRuntimeError
+from reference_engine.workflows.cel import CelRuntimeError, kind_of
 from reference_engine.workflows.model import Job, Step, WaitSpec, Workflow
 
 JOB_DONE = ("succeeded", "failed", "skipped")
@@ -255,7 +255,7 @@ class Executor:
                 items = [] if items is None else [items]
             if not isinstance(items, list):
                 raise CelRuntimeError(f"the for_each expression '{program.text}' gave "
-                                      f"{type(items).__name__}, not a list")
+                                      f"{kind_of(items)}, not a list")
         return [(f"{step.name}[{i}]", i, item) for i, item in enumerate(items)]
 
     def _run_step(self, job: Job, step: Step) -> str:

@@ -234,9 +234,22 @@ class Program:
         value = self.evaluate(context)
         if not isinstance(value, bool):
             raise CelRuntimeError(f"the condition {_quoted(self.text)} gave "
-                                  f"{type(value).__name__}, not true or false; compare it, "
+                                  f"{kind_of(value)}, not true or false; compare it, "
                                   "e.g. x != '' or size(x) > 0")
         return value
+
+
+def kind_of(value: Any) -> str:
+    """A value's JSON kind, for messages: null, a boolean, a number, text, a list, a map."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return "a list" if isinstance(value, list) else "a map"
 
 
 def _quoted(text: str) -> str:

@@ -102,7 +102,7 @@ def test_a_runtime_error_is_clear_and_has_no_traceback() -> None:
 
 def test_a_condition_must_be_a_boolean_and_json_truthiness_is_gone() -> None:
     program = compile_cel("steps.build.outputs.version", SCOPE)
-    with pytest.raises(CelRuntimeError, match="gave str, not true or false"):
+    with pytest.raises(CelRuntimeError, match="gave text, not true or false"):
         program.condition(CONTEXT)
     assert compile_cel("steps.build.outputs.version != ''", SCOPE).condition(CONTEXT) is True
     with pytest.raises(ExpressionError, match="no matching overload"):
