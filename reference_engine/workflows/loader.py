@@ -466,10 +466,14 @@ def parse_workflow(mapping: Any, *, origin: str = "workflow", stored: bool = Fal
 
 
 def with_inputs(workflow: Workflow, overrides: Mapping[str, Any] | None) -> Workflow:
-    """``workflow`` with input defaults replaced (``dw run --input k=v``); values stay as given.
+    """``workflow`` with input defaults replaced (``dw run --input k=v``).
 
     An override for an input the workflow does not declare is refused, naming the
-    declared ones. The returned Workflow's ``source`` carries the effective inputs.
+    declared ones. Expressions type an input by its default, so text given for an input
+    whose default is a number, boolean, list or map is read as JSON of that kind
+    (``--input count=5`` is the number 5), and refused when it is not one; text for a text
+    or null default stays as given. The returned Workflow's ``source`` carries the
+    effective inputs.
     """
     if not overrides:
         return workflow
@@ -480,5 +484,26 @@ def with_inputs(workflow: Workflow, overrides: Mapping[str, Any] | None) -> Work
                                 f"'{shown(key)}' (declared: {declared}); add it under "
                                 "inputs: with a default, or fix the name")
     source = dict(workflow.source)
-    source["inputs"] = {**dict(workflow.inputs), **dict(overrides)}
+    source["inputs"] = {**dict(workflow.inputs),
+                        **{k: _typed_override(workflow, k, v) for k, v in overrides.items()}}
     return parse_workflow(source, origin=f"workflow '{workflow.name}'")
+
+
+def _typed_override(workflow: Workflow, name: str, value: Any) -> Any:
+    import json
+
+    from reference_engine.workflows.cel import cel_type
+
+    wanted = cel_type(workflow.inputs[name])
+    if not isinstance(value, str) or wanted in ("string", "dyn"):
+        return value
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = None
+    got = cel_type(parsed)
+    if got == wanted or (wanted == "double" and got == "int"):
+        return parsed
+    raise WorkflowError(f"workflow '{workflow.name}': input '{shown(name)}' has a default of "
+                        f"type {wanted}, so expressions read it as one; pass a {wanted} in JSON "
+                        f"(e.g. --input {shown(name)}={json.dumps(workflow.inputs[name])})")

@@ -89,6 +89,25 @@ def test_with_inputs_overrides_defaults_and_the_snapshot() -> None:
     assert with_inputs(workflow, {}) is workflow
 
 
+@pytest.mark.parametrize(("default", "given", "read"), [
+    (1, "5", 5), (0.5, "2", 2), (0.5, "2.5", 2.5), (False, "true", True), ([1], "[2, 3]", [2, 3]),
+    ({"a": 1}, '{"b": 2}', {"b": 2}), ("text", "5", "5"), (None, "5", "5"), (1, 7, 7),
+])
+def test_text_for_a_typed_input_is_read_as_json_of_the_defaults_kind(default: Any, given: Any,
+                                                                       read: Any) -> None:
+    workflow = parse_workflow(minimal(inputs={"x": default}))
+    got = with_inputs(workflow, {"x": given}).inputs["x"]
+    assert got == read and type(got) is type(read)
+
+
+@pytest.mark.parametrize(("default", "given"), [(1, "five"), (1, "2.5"), (True, "1"),
+                                                ([1], '{"a": 1}'), (1, "true")])
+def test_text_of_another_kind_for_a_typed_input_is_refused(default: Any, given: str) -> None:
+    workflow = parse_workflow(minimal(inputs={"x": default}))
+    with pytest.raises(WorkflowError, match=r"input 'x' has a default of type .*pass a"):
+        with_inputs(workflow, {"x": given})
+
+
 def test_with_inputs_refuses_an_undeclared_input_naming_the_declared_ones() -> None:
     workflow = parse_workflow(minimal(inputs={"env": "prod"}))
     with pytest.raises(WorkflowError, match=r"no input 'envv' \(declared: env\)"):
