@@ -457,12 +457,36 @@ def parse_workflow(mapping: Any, *, origin: str = "workflow", stored: bool = Fal
     """Check ``mapping`` (parsed YAML, or a run's stored ``source``) and build the Workflow.
 
     ``stored``: ``mapping`` is a run's snapshot, so one without ``expressions: cel`` was
-    written in the old language and keeps its old meaning. ``text``: the file's text, for
-    the line numbers of refusals.
+    written in the old language and keeps its old meaning. Otherwise a secret-shaped value
+    anywhere in it is refused (the text is stored with every run). ``text``: the file's
+    text, for the line numbers of refusals.
     """
+    return _parse(mapping, origin=origin, stored=stored, text=text, secrets=not stored)
+
+
+def _parse(mapping: Any, *, origin: str, stored: bool, text: str | None,
+           secrets: bool) -> Workflow:
     source = _plain_json(mapping, origin)
+    if secrets:
+        _refuse_secret_literals(source, origin, text)
     old = stored and isinstance(source, dict) and LANGUAGE_KEY not in source
     return _Checker(source, origin, old=old, text=text).build()
+
+
+def _refuse_secret_literals(source: Any, origin: str, text: str | None) -> None:
+    """A new workflow's text is stored with every run: a key pasted into it is refused."""
+    from reference_engine.secrets import scan, scan_text
+
+    rule = scan(source)
+    if rule is None:
+        return
+    line = next((n for n, row in enumerate((text or "").splitlines(), start=1)
+                 if scan_text(row)), None)
+    where = f" at line {line}" if line is not None else ""
+    raise WorkflowError(f"{origin} holds a secret-shaped value ({rule}){where}; the workflow's "
+                        "text is stored with every run, so pass the secret through the "
+                        "environment instead (e.g. shell: 'curl -H \"Authorization: Bearer "
+                        "$API_TOKEN\" ...')")
 
 
 def with_inputs(workflow: Workflow, overrides: Mapping[str, Any] | None) -> Workflow:
@@ -486,7 +510,9 @@ def with_inputs(workflow: Workflow, overrides: Mapping[str, Any] | None) -> Work
     source = dict(workflow.source)
     source["inputs"] = {**dict(workflow.inputs),
                         **{k: _typed_override(workflow, k, v) for k, v in overrides.items()}}
-    return parse_workflow(source, origin=f"workflow '{workflow.name}'")
+    # The overrides pass the engine's own input gate (secret_detected), not this one.
+    return _parse(source, origin=f"workflow '{workflow.name}'", stored=False, text=None,
+                  secrets=False)
 
 
 def _typed_override(workflow: Workflow, name: str, value: Any) -> Any:
