@@ -46,8 +46,10 @@ _ROOT_READ = re.compile(r"(?<![A-Za-z0-9_.])(inputs|steps|jobs)\s*(?:\.\s*(" + _
 _CALL = re.compile(r"(?<![A-Za-z0-9_.])(failed|succeeded)\s*\(\s*(?:(['\"])((?:(?!\2).)*)\2"
                    r"\s*\))?")
 _ITEM = re.compile(r"(?<![A-Za-z0-9_.])item\b")
+_ROOT = re.compile(r"(?<![A-Za-z0-9_.])(inputs|steps|jobs|item)\b")
 _HAS_INPUT = re.compile(r"has\s*\(\s*inputs\s*\.\s*(" + _NAME + r")\s*\)")
 # The jobs of the run being evaluated, for failed()/succeeded() (set around each evaluation).
+_ERROR = _cel.Type.ERROR
 _JOBS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar("jobs",
                                                                                  default=None)
 
@@ -196,25 +198,32 @@ class Program:
     uses_item: bool = False
     macros: int = 0
     old: bool = False  # translated from the old language (a stored run)
+    roots: tuple[str, ...] = ("inputs", "steps", "jobs")  # the root variables it names
     typed: tuple[str, ...] = ()  # inputs bound as qualified names
     compiled: Any = field(default=None, repr=False, compare=False)
 
     def evaluate(self, context: Mapping[str, Any]) -> Any:
         """The plain value of the expression in ``context``; :class:`CelRuntimeError` if not."""
         inputs = context.get("inputs") or {}
-        data: dict[str, Any] = {"inputs": inputs, "steps": context.get("steps") or {},
-                                "jobs": context.get("jobs") or {}}
+        # Only the roots the expression names cross into CEL: converting a run's every step
+        # output for a `when:` that reads none of them would be most of the cost.
+        data: dict[str, Any] = {root: context.get(root) or {} for root in self.roots}
         for name in self.typed:
             if name in inputs:
                 data[f"inputs.{name}"] = inputs[name]
         if self.uses_item:
             data["item"] = context.get("item")
-        token = _JOBS.set(data["jobs"])
+        token = _JOBS.set(context.get("jobs") or {})
         try:
             value = self.compiled.eval(data=data)
-            if value.type().name() == "ERROR" and "out of range for" in str(value.value()):
+            result = value.plain_value()
+            # An error's plain value is its message: only a text result needs the type check.
+            failed = isinstance(result, str) and value.type() == _ERROR
+            if failed and "out of range for" in result:
                 # JSON allows integers past CEL's 64 bits: read those as doubles, as JSON would
                 value = self.compiled.eval(data=_fit(data))
+                result = value.plain_value()
+                failed = isinstance(result, str) and value.type() == _ERROR
         except RuntimeError as exc:  # the runtime's budget; no traceback reaches the user
             if "budget" not in str(exc):
                 raise CelRuntimeError(f"the expression {_quoted(self.text)} failed: "
@@ -224,10 +233,10 @@ class Program:
                                   "map, filter); filter the data in a step first") from None
         finally:
             _JOBS.reset(token)
-        if value.type().name() == "ERROR":
+        if failed:
             raise CelRuntimeError(f"the expression {_quoted(self.text)} failed: "
-                                  f"{_runtime_reason(str(value.value()))}")
-        return value.plain_value()
+                                  f"{_runtime_reason(result)}")
+        return result
 
     def condition(self, context: Mapping[str, Any]) -> bool:
         """``evaluate`` for a ``when:``: the value must be true or false."""
@@ -316,6 +325,7 @@ def _compile(text: str, scope: Scope) -> Program:
         if call.group(1) == "failed":
             failed.add(call.group(3))
     uses_item = any(code[m.start()] != "\0" for m in _ITEM.finditer(source))
+    roots = tuple(sorted({m.group(1) for m in _ROOT.finditer(code)} - {"item"}))
     guarded = set(_HAS_INPUT.findall(code))
     typed = tuple((name, kind) for name, kind in scope.inputs
                   if kind != "dyn" and name not in guarded
@@ -328,7 +338,9 @@ def _compile(text: str, scope: Scope) -> Program:
     return Program(text=text, source=source, result_type=_type_name(compiled),
                    inputs=frozenset(inputs), steps=frozenset(steps), jobs=frozenset(jobs),
                    failed_jobs=frozenset(failed), uses_item=uses_item, macros=macros,
-                   typed=tuple(name for name, _ in typed), compiled=compiled)
+                   roots=roots,
+                   typed=tuple(name for name, _ in typed if name in inputs),
+                   compiled=compiled)
 
 
 def _type_name(compiled: Any) -> str:
