@@ -271,11 +271,12 @@ class _Checker:
         if self.text is None:
             return ""
         needle = text.strip().splitlines()[0] if text.strip() else text
+        leading = len(text) - len(text.lstrip())  # CEL counts columns from the raw text
         for number, line in enumerate(self.text.splitlines(), start=1):
             at = line.find(needle)
             if at >= 0:
                 found = re.search(r"column (\d+)", problem)
-                col = at + (int(found.group(1)) if found else 1)
+                col = at - leading + (int(found.group(1)) if found else leading + 1)
                 return f"line {number}, column {col}: "
         return ""
 

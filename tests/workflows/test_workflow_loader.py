@@ -347,3 +347,22 @@ def test_an_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
 def test_a_bom_is_accepted(tmp_path: Path) -> None:
     bom = b"\xef\xbb\xbfname: w\njobs: {a: {steps: [{name: s, log: x}]}}\n"
     assert load_workflow(written(tmp_path, bom)).name == "w"
+
+
+@pytest.mark.parametrize(("line", "column", "problem"), [
+    ('        log: "n=${{ inputs.count + \'x\' }}"', 34, "no matching overload"),  # the +
+    ('    when: "inputs.count >"', 26, "Syntax error"),  # just past the end
+    ('        log: "${{ nosuch.x }}"', 25, "undeclared reference to 'nosuch.x'"),  # the .
+])
+def test_a_refused_expression_names_the_files_line_and_column(
+        tmp_path: Path, line: str, column: int, problem: str) -> None:
+    job_line = line if line.startswith("    when") else "    steps:"
+    steps = ("    steps:\n      - name: s\n" + line + "\n") if job_line == "    steps:" \
+        else line + "\n    steps: [{name: s, log: x}]\n"
+    path = written(tmp_path, "name: w\ninputs: {count: 3}\njobs:\n  a:\n" + steps)
+    with pytest.raises(WorkflowError) as info:
+        load_workflow(path)
+    message = str(info.value)
+    number = 7 if job_line == "    steps:" else 5
+    assert f"line {number}, column {column}: " in message and problem in message, message
+    assert str(path) in message and "\n" not in message
