@@ -129,7 +129,7 @@ class Engine:
         from reference_engine.workflows.loader import parse_workflow
 
         try:
-            return parse_workflow(record.source)
+            return parse_workflow(record.source, stored=True)
         except WorkflowError:
             return None
 
@@ -249,7 +249,7 @@ class Engine:
                     finish_cleanup(self.store, record)
                 self._release(claim)
                 return run_view(record)
-            workflow = parse_workflow(record.source)
+            workflow = parse_workflow(record.source, stored=True)
             saver = FencedSaver(self.store, self.clock, claim, True, record.status)
             try:
                 # A suspended run needs every wait decided; a run left running by a dead

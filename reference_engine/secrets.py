@@ -230,39 +230,73 @@ _PEM_BLOCK = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----.*
                         r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL)
 
 
-def redact_text(text: str) -> str:
+def redact_text(text: str, allowed: frozenset[str] = frozenset()) -> str:
     """``text`` with every span a rule matches replaced by ``[redacted:<rule>]``.
 
-    For what a step produced (``log:`` text, ``shell:`` output): the rest of the text
-    stays readable, unlike :func:`filter_event`, which replaces a matching string whole.
+    For what a step produced (``log:`` text, ``shell:`` output, a ``python:`` value, a
+    ``fail:`` message): the rest of the text stays readable, unlike :func:`filter_event`,
+    which replaces a matching string whole. A span found inside one of ``allowed`` (the
+    strings of answers accepted with the ``--no-secret-detection`` bypass,
+    :func:`let_through`) is kept: the bypass carries through to what a step copies of it.
     """
-    text = _PEM_BLOCK.sub(redacted("pem_private_key"), text)
+    def keep(name: str) -> Callable[[re.Match[str]], str]:
+        return lambda found: (found.group(0) if _let_through(found.group(0), allowed)
+                              else redacted(name))
+
+    text = _PEM_BLOCK.sub(keep("pem_private_key"), text)
     for name, pattern in RULES:
-        text = pattern.sub(redacted(name), text)
+        text = pattern.sub(keep(name), text)
     return text
 
 
-def scrub(value: Any) -> Any:
+def _let_through(span: str, allowed: frozenset[str]) -> bool:
+    return bool(allowed) and any(span in text for text in allowed)
+
+
+def let_through(value: Any) -> frozenset[str]:
+    """Every string in ``value`` (keys too): what an answer accepted with the bypass holds."""
+    found: set[str] = set()
+
+    def walk(item: Any) -> None:
+        if isinstance(item, str):
+            found.add(item)
+        elif isinstance(item, Mapping):
+            for key, sub in item.items():
+                walk(key)
+                walk(sub)
+        elif isinstance(item, (list, tuple)):
+            for sub in item:
+                walk(sub)
+
+    walk(value)
+    return frozenset(found)
+
+
+def scrub(value: Any, allowed: frozenset[str] = frozenset()) -> Any:
     """A copy of a JSON value with :func:`redact_text` applied to every string (keys too)
-    and every credential-named field's value redacted; raises :class:`SecretScanError`
-    on a value the scanner cannot judge, like :func:`scan`."""
+    and every credential-named field's value redacted, except what ``allowed`` lets
+    through; raises :class:`SecretScanError` on a value the scanner cannot judge, like
+    :func:`scan`."""
     if isinstance(value, str):
-        return redact_text(value)
+        return redact_text(value, allowed)
     if isinstance(value, Mapping):
         out: dict[Any, Any] = {}
         for key, sub in value.items():
             if not isinstance(key, str):
                 _check_scalar(key)
-                out[key] = scrub(sub)
+                out[key] = scrub(sub, allowed)
                 continue
-            new_key, n = redact_text(key), 2
+            new_key, n = redact_text(key, allowed), 2
             while new_key != key and (new_key in out or new_key in value):
-                new_key = f"{redact_text(key)}#{n}"
+                new_key = f"{redact_text(key, allowed)}#{n}"
                 n += 1
             field = _field_rule(key, sub)
-            out[new_key] = redacted(field) if field else scrub(sub)
+            if field and not _let_through(str(sub), allowed):
+                out[new_key] = redacted(field)
+            else:
+                out[new_key] = scrub(sub, allowed)
         return out
     if isinstance(value, (list, tuple)):
-        return [scrub(sub) for sub in value]
+        return [scrub(sub, allowed) for sub in value]
     _check_scalar(value)
     return value

@@ -32,7 +32,8 @@ def approval_workflow(*, timeout: int = 3600, name: str = "approval",
         "timeout": timeout, "schema": dict(APPROVAL_SCHEMA)}}
     if for_each is not None:
         wait_step["for_each"] = for_each
-    when = ("steps.approval.outputs.payload.approved" if for_each is None
+    # CEL: a failed approval has no payload, so ask succeeded() first (&& short-circuits).
+    when = ("succeeded('approve') && steps.approval.outputs.payload.approved" if for_each is None
             else "succeeded('approve')")
     document: dict[str, Any] = {
         "name": name,

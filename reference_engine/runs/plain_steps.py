@@ -18,7 +18,7 @@ from typing import Any
 from reference_engine.records.run import FAILED, SUCCEEDED
 from reference_engine.runs.claims import Claim
 from reference_engine.secrets import redact_text, scrub
-from reference_engine.workflows.interpolate import interpolate
+from reference_engine.workflows.interpolate import interpolate, render
 from reference_engine.workflows.model import Step
 
 MAX_OUTPUT_CHARS = 64 * 1024
@@ -28,27 +28,32 @@ Performed = tuple[str, Any, str | None]
 
 def perform(step: Step, context: dict[str, Any], *, run_id: str, claim: Claim | None,
             sleeper: Callable[[float], object] | None,
-            progress: Callable[[str], None]) -> Performed:
-    """Run one plain step of run ``run_id``: ``(status, output, error)``."""
+            progress: Callable[[str], None],
+            allowed: frozenset[str] = frozenset()) -> Performed:
+    """Run one plain step of run ``run_id``: ``(status, output, error)``.
+
+    Every value a step makes passes the secret rules before it is printed or returned
+    for saving (``log`` text, ``fail`` message, ``shell`` output, ``python`` value): each
+    matching span becomes ``[redacted:<rule>]``, except what ``allowed`` lets through, the
+    strings of answers accepted with the ``--no-secret-detection`` bypass.
+    """
     if step.kind in ("log", "fail", "shell"):
-        text = interpolate(str(step.value), context["inputs"], context)
+        text = (render(step.template, context) if step.template is not None
+                else interpolate(str(step.value), context["inputs"], context))
         if step.kind == "log":
-            # What a log or shell step produced is printed and stored only after the
-            # secret rules: each matching span becomes [redacted:<rule>]. (A python
-            # step's value is the workflow author's own and may carry an answer the
-            # operator let through with --no-secret-detection.)
-            text = redact_text(text)
+            text = redact_text(text, allowed)
             progress(text)
             return SUCCEEDED, {"message": text}, None
         if step.kind == "fail":
-            return FAILED, None, text
+            return FAILED, None, redact_text(text, allowed)
         status, output, error = _shell(text, claim)
-        return status, scrub(output), error
+        return status, scrub(output, allowed), error
     if step.kind == "sleep":
         _sleep(float(step.value), claim, sleeper)
         return SUCCEEDED, {"seconds": step.value}, None
     if step.kind == "python":
-        return _python(str(step.value), {**context, "run_id": run_id}, claim)
+        status, output, error = _python(str(step.value), {**context, "run_id": run_id}, claim)
+        return status, scrub(output, allowed), error
     return FAILED, None, f"unknown step kind {step.kind}"
 
 

@@ -1,4 +1,4 @@
-"""Workflows: the model, the loader, the expression language and ``${{ }}`` templates.
+"""Workflows: the model, the loader, the CEL expressions and ``${{ }}`` templates.
 
 Import from the submodules (``reference_engine.workflows.loader`` and friends). The
 names below are also reachable here, imported lazily so that checking a payload against a
@@ -20,10 +20,9 @@ _LAZY = {
     "load_workflow": "reference_engine.workflows.loader",
     "parse_workflow": "reference_engine.workflows.loader",
     "with_inputs": "reference_engine.workflows.loader",
-    "ExpressionError": "reference_engine.workflows.expressions",
-    "compile_expression": "reference_engine.workflows.expressions",
-    "evaluate": "reference_engine.workflows.expressions",
-    "evaluate_condition": "reference_engine.workflows.expressions",
+    "ExpressionError": "reference_engine.workflows.cel",
+    "CelRuntimeError": "reference_engine.workflows.cel",
+    "compile_cel": "reference_engine.workflows.cel",
     "interpolate": "reference_engine.workflows.interpolate",
 }
 

@@ -9,10 +9,15 @@ Decisions a user can rely on:
 - ``inputs`` holds defaults (any JSON). :func:`with_inputs` applies ``--input k=v``
   overrides; an override for an undeclared input is refused.
 - ``when:``, ``for_each:`` expressions and ``${{ }}`` templates (in log, fail and shell)
-  are parsed at load time. They may read declared inputs, the steps of jobs this job
-  depends on (directly or transitively), earlier steps of the same job (not in
-  ``when:``), ``failed()``/``succeeded()`` of those jobs, and ``item`` inside a
-  ``for_each`` step. Anything else is refused, because it could only ever read null.
+  are CEL, compiled and type-checked at load time (inputs typed from their defaults). They
+  may read declared inputs, the steps of jobs this job depends on (directly or
+  transitively), earlier steps of the same job (not in ``when:``),
+  ``failed()``/``succeeded()`` of those jobs, and ``item`` inside a ``for_each`` step.
+  Anything else is refused with the line and column and a fix.
+- Language: a workflow's ``source`` carries ``expressions: cel``. A stored run's snapshot
+  without it was written in the old expression language, and keeps its old meaning
+  (``stored=True``: translated by :mod:`.legacy`); a new file in the old form is refused
+  with its CEL spelling.
 - ``wait_for_signal: {timeout, schema}``: timeout is 1..31536000 seconds; schema is
   optional (absent: any JSON is accepted) and must stay inside the subset.
 - ``Workflow.source`` is the validated plain-JSON mapping, as written; feeding it
@@ -29,9 +34,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from reference_engine.stores.keys import key_problem
+from reference_engine.workflows.cel import Program, Scope, compile_cel, compile_old
 from reference_engine.workflows.errors import WorkflowError, shown
-from reference_engine.workflows.expressions import Expression, compile_expression
-from reference_engine.workflows.interpolate import template_expressions
+from reference_engine.workflows.interpolate import split_template
 from reference_engine.workflows.model import STEP_KINDS, Job, Step, WaitSpec, Workflow
 from reference_engine.workflows.schema_subset import check_schema
 
@@ -45,7 +50,13 @@ MAX_FOR_EACH_ITEMS = 1000  # the executor should apply the same cap to expressio
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,99}")
 WORKFLOW_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 PYTHON_TARGET_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-TOP_KEYS = ("name", "description", "inputs", "jobs")
+TOP_KEYS = ("name", "description", "inputs", "jobs", "expressions")
+LANGUAGE_KEY, CEL = "expressions", "cel"
+_FIXES = (("undeclared reference", "the names are inputs, steps, jobs, item (inside for_each) "
+           "and CEL's own functions with failed('job') and succeeded('job')"),
+          ("no matching overload", "the types do not fit (an input has its default's type); "
+           "convert with string(), int() or double(), or compare like with like"),
+          ("Syntax error", "fix the CEL syntax there"))
 JOB_KEYS = ("steps", "depends_on", "when")
 STEP_OPTIONS = ("for_each", "allow_failure")
 WAIT_KEYS = ("timeout", "schema")
@@ -79,7 +90,7 @@ def load_workflow(path: str | os.PathLike[str]) -> Workflow:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise WorkflowError(f"{origin} is not UTF-8 text; save it as UTF-8") from None
-    return parse_workflow(load_yaml(text, origin=origin), origin=origin)
+    return parse_workflow(load_yaml(text, origin=origin), origin=origin, text=text)
 
 
 def load_yaml(text: str, *, origin: str = "workflow") -> Any:
@@ -140,9 +151,12 @@ def _kind(value: Any) -> str:
 class _Checker:
     """Builds the Workflow from plain JSON, raising at the first problem."""
 
-    def __init__(self, source: Any, origin: str) -> None:
+    def __init__(self, source: Any, origin: str, *, old: bool, text: str | None) -> None:
         self.source = source
         self.origin = origin
+        self.old = old  # a stored run's snapshot in the old expression language
+        self.text = text  # the file's text, to name the line of a refused expression
+        self.inputs: Mapping[str, Any] = {}
         self.step_owner: dict[str, str] = {}  # step name -> job name
 
     def fail(self, where: str, problem: str) -> WorkflowError:
@@ -183,12 +197,17 @@ class _Checker:
                               "'inputs' (input name -> default)")
         for key in inputs:
             self.name(key, f"input '{shown(key)}'", "an input name")
+        self.inputs = inputs
+        language = top.get(LANGUAGE_KEY, CEL)
+        if language != CEL:
+            raise self.fail(LANGUAGE_KEY, "'expressions' takes only cel (or leave it out)")
         jobs_raw = top.get("jobs")
         if not isinstance(jobs_raw, dict) or not jobs_raw:
             raise self.fail("jobs", "'jobs' must be a non-empty mapping of job name -> job")
         jobs = {self.name(job_name, f"job '{shown(job_name)}'", "a job name"):
                 self.job(job_name, raw) for job_name, raw in jobs_raw.items()}
-        workflow = Workflow(name=name, inputs=inputs, jobs=jobs, source=self.source)
+        source = self.source if self.old else {**self.source, LANGUAGE_KEY: CEL}
+        workflow = Workflow(name=name, inputs=inputs, jobs=jobs, source=source)
         self.check_graph(workflow)
         self.check_references(workflow)
         return workflow
@@ -208,19 +227,58 @@ class _Checker:
         if len(set(depends)) != len(depends):
             raise self.fail(where, "'depends_on' names a job twice; list each job once")
         when = job.get("when")
+        program = None
         if when is not None:
             if not isinstance(when, str):
                 raise self.fail(where, f"'when' must be an expression in quotes, got "
                                 f"{_kind(when)}; write e.g. when: \"inputs.env == 'prod'\"")
-            self.expression(when, f"{where} 'when'")
+            program = self.expression(when, f"{where} 'when'", condition=True)
+            if program.result_type not in ("bool", "dyn"):
+                raise self.fail(f"{where} 'when'", f"{self.located(when)}the condition is "
+                                f"{program.result_type}, not true or false; compare it, e.g. "
+                                "x != '' or size(x) > 0")
         steps = tuple(self.step(job_name, i, s) for i, s in enumerate(steps_raw))
-        return Job(name=job_name, steps=steps, depends_on=tuple(depends), when=when)
+        return Job(name=job_name, steps=steps, depends_on=tuple(depends), when=when,
+                   when_program=program)
 
-    def expression(self, text: str, where: str) -> Expression:
+    def expression(self, text: str, where: str, *, condition: bool = False,
+                   item: bool = False) -> Program:
+        """``text`` compiled (CEL, or a stored run's old language), or a refusal with a fix."""
         try:
-            return compile_expression(text)
+            if self.old:
+                return compile_old(text, condition=condition)
+            return compile_cel(text, Scope.of(self.inputs, item=item))
         except WorkflowError as exc:
-            raise self.fail(where, f"the expression does not parse: {exc}") from None
+            raise self.fail(where, self.refusal(text, str(exc))) from None
+
+    def refusal(self, text: str, problem: str) -> str:
+        from reference_engine.workflows.legacy import cel_form
+
+        if "undeclared reference to 'item" in problem:
+            return (f"{self.located(text)}it reads 'item', which exists only inside a step "
+                    "with for_each")
+        old = cel_form(text)
+        if old is not None and old != text.strip():
+            return (f"{self.located(text)}'{shown(text, 80)}' is the old expression form; "
+                    f"write it in CEL: {old} (docs/reference/expressions.md)")
+        fix = next((f for key, f in _FIXES if key in problem),
+                   "see docs/reference/expressions.md")
+        return f"{self.located(text, problem)}the expression '{shown(text, 80)}' is refused " \
+               f"({problem}); {fix}"
+
+    def located(self, text: str, problem: str = "") -> str:
+        """``line N, column M: `` of ``text`` in the file, when the file's text is known."""
+        if self.text is None:
+            return ""
+        needle = text.strip().splitlines()[0] if text.strip() else text
+        leading = len(text) - len(text.lstrip())  # CEL counts columns from the raw text
+        for number, line in enumerate(self.text.splitlines(), start=1):
+            at = line.find(needle)
+            if at >= 0:
+                found = re.search(r"column (\d+)", problem)
+                col = at - leading + (int(found.group(1)) if found else leading + 1)
+                return f"line {number}, column {col}: "
+        return ""
 
     def step(self, job_name: str, index: int, raw: Any) -> Step:
         where = f"job '{job_name}', step {index + 1}"
@@ -245,11 +303,16 @@ class _Checker:
             raise self.fail(where, f"a step needs exactly one kind key of "
                             f"{', '.join(STEP_KINDS)}, found {len(kinds)}")
         kind = kinds[0]
-        value = self.step_value(kind, step[kind], where)
         for_each = step.get("for_each")
+        value, template = self.step_value(kind, step[kind], where, item=for_each is not None)
+        program = None
         if for_each is not None:
             if isinstance(for_each, str):
-                self.expression(for_each, f"{where} 'for_each'")
+                program = self.expression(for_each, f"{where} 'for_each'")
+                if program.result_type not in ("list", "dyn"):
+                    raise self.fail(f"{where} 'for_each'", f"{self.located(for_each)}the "
+                                    f"expression is {program.result_type}, not a list; "
+                                    "write a list, e.g. [inputs.a, inputs.b]")
             elif isinstance(for_each, list):
                 if len(for_each) > MAX_FOR_EACH_ITEMS:
                     raise self.fail(where, f"'for_each' has over {MAX_FOR_EACH_ITEMS} items; "
@@ -260,28 +323,32 @@ class _Checker:
         if not isinstance(allow_failure, bool):
             raise self.fail(where, "'allow_failure' takes true or false")
         return Step(name=name, kind=kind, value=value, for_each=for_each,
-                    allow_failure=allow_failure)
+                    allow_failure=allow_failure, for_each_program=program, template=template)
 
-    def step_value(self, kind: str, value: Any, where: str) -> Any:
+    def step_value(self, kind: str, value: Any, where: str, *,
+                   item: bool) -> tuple[Any, tuple[str | Program, ...] | None]:
         if kind in ("log", "fail", "shell"):
             if not isinstance(value, str):
                 raise self.fail(where, f"'{kind}' takes text, got {_kind(value)}; quote it")
             if kind == "shell" and not value.strip():
                 raise self.fail(where, "'shell' needs a command")
             try:
-                template_expressions(value)
+                template = split_template(value, lambda text: self.expression(
+                    text, f"{where} '{kind}'", item=item))
             except WorkflowError as exc:
+                if str(exc).startswith(self.origin):
+                    raise
                 raise self.fail(where, f"a ${{{{ }}}} template in '{kind}' is broken: "
                                 f"{exc}") from None
-            return value
+            return value, template
         if kind == "sleep":
-            return float(self.seconds(value, where, "sleep", 0, MAX_SLEEP))
+            return float(self.seconds(value, where, "sleep", 0, MAX_SLEEP)), None
         if kind == "python":
             if not isinstance(value, str) or not PYTHON_TARGET_RE.fullmatch(value):
                 raise self.fail(where, "'python' takes 'module:function', like "
                                 "python: mypkg.tasks:build")
-            return value
-        return self.wait(value, where)
+            return value, None
+        return self.wait(value, where), None
 
     def seconds(self, value: Any, where: str, what: str, low: int, high: int) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
@@ -343,22 +410,23 @@ class _Checker:
             before = self.ancestors(workflow, job.name)
             visible = {s.name for dep in before for s in workflow.jobs[dep].steps}
             where = f"job '{job.name}'"
-            if job.when is not None:
-                self.refs(compile_expression(job.when), workflow, f"{where} 'when'", before,
+            if job.when_program is not None:
+                self.refs(job.when_program, workflow, f"{where} 'when'", before,
                           visible, in_for_each=False)
             for step in job.steps:
                 here = f"{where}, step '{step.name}'"
-                exprs: list[tuple[str, Expression]] = []
-                if isinstance(step.for_each, str):
-                    exprs.append(("'for_each'", compile_expression(step.for_each)))
-                if step.kind in TEMPLATED_KINDS:
-                    exprs.extend((f"'{step.kind}'", e) for e in template_expressions(step.value))
+                exprs: list[tuple[str, Program]] = []
+                if step.for_each_program is not None:
+                    exprs.append(("'for_each'", step.for_each_program))
+                if step.template is not None:
+                    exprs.extend((f"'{step.kind}'", e) for e in step.template
+                                 if not isinstance(e, str))
                 for what, expr in exprs:
                     self.refs(expr, workflow, f"{here} {what}", before, visible,
                               in_for_each=step.for_each is not None and what != "'for_each'")
                 visible = visible | {step.name}
 
-    def refs(self, expr: Expression, workflow: Workflow, where: str, jobs: set[str],
+    def refs(self, expr: Program, workflow: Workflow, where: str, jobs: set[str],
              steps: set[str], *, in_for_each: bool) -> None:
         for name in sorted(expr.inputs):
             if name not in workflow.inputs:
@@ -385,17 +453,52 @@ class _Checker:
                             "for_each")
 
 
-def parse_workflow(mapping: Any, *, origin: str = "workflow") -> Workflow:
-    """Check ``mapping`` (parsed YAML, or a run's stored ``source``) and build the Workflow."""
+def parse_workflow(mapping: Any, *, origin: str = "workflow", stored: bool = False,
+                   text: str | None = None) -> Workflow:
+    """Check ``mapping`` (parsed YAML, or a run's stored ``source``) and build the Workflow.
+
+    ``stored``: ``mapping`` is a run's snapshot, so one without ``expressions: cel`` was
+    written in the old language and keeps its old meaning. Otherwise a secret-shaped value
+    anywhere in it is refused (the text is stored with every run). ``text``: the file's
+    text, for the line numbers of refusals.
+    """
+    return _parse(mapping, origin=origin, stored=stored, text=text, secrets=not stored)
+
+
+def _parse(mapping: Any, *, origin: str, stored: bool, text: str | None,
+           secrets: bool) -> Workflow:
     source = _plain_json(mapping, origin)
-    return _Checker(source, origin).build()
+    if secrets:
+        _refuse_secret_literals(source, origin, text)
+    old = stored and isinstance(source, dict) and LANGUAGE_KEY not in source
+    return _Checker(source, origin, old=old, text=text).build()
+
+
+def _refuse_secret_literals(source: Any, origin: str, text: str | None) -> None:
+    """A new workflow's text is stored with every run: a key pasted into it is refused."""
+    from reference_engine.secrets import scan, scan_text
+
+    rule = scan(source)
+    if rule is None:
+        return
+    line = next((n for n, row in enumerate((text or "").splitlines(), start=1)
+                 if scan_text(row)), None)
+    where = f" at line {line}" if line is not None else ""
+    raise WorkflowError(f"{origin} holds a secret-shaped value ({rule}){where}; the workflow's "
+                        "text is stored with every run, so pass the secret through the "
+                        "environment instead (e.g. shell: 'curl -H \"Authorization: Bearer "
+                        "$API_TOKEN\" ...')")
 
 
 def with_inputs(workflow: Workflow, overrides: Mapping[str, Any] | None) -> Workflow:
-    """``workflow`` with input defaults replaced (``dw run --input k=v``); values stay as given.
+    """``workflow`` with input defaults replaced (``dw run --input k=v``).
 
     An override for an input the workflow does not declare is refused, naming the
-    declared ones. The returned Workflow's ``source`` carries the effective inputs.
+    declared ones. Expressions type an input by its default, so text given for an input
+    whose default is a number, boolean, list or map is read as JSON of that kind
+    (``--input count=5`` is the number 5), and refused when it is not one; text for a text
+    or null default stays as given. The returned Workflow's ``source`` carries the
+    effective inputs.
     """
     if not overrides:
         return workflow
@@ -406,5 +509,28 @@ def with_inputs(workflow: Workflow, overrides: Mapping[str, Any] | None) -> Work
                                 f"'{shown(key)}' (declared: {declared}); add it under "
                                 "inputs: with a default, or fix the name")
     source = dict(workflow.source)
-    source["inputs"] = {**dict(workflow.inputs), **dict(overrides)}
-    return parse_workflow(source, origin=f"workflow '{workflow.name}'")
+    source["inputs"] = {**dict(workflow.inputs),
+                        **{k: _typed_override(workflow, k, v) for k, v in overrides.items()}}
+    # The overrides pass the engine's own input gate (secret_detected), not this one.
+    return _parse(source, origin=f"workflow '{workflow.name}'", stored=False, text=None,
+                  secrets=False)
+
+
+def _typed_override(workflow: Workflow, name: str, value: Any) -> Any:
+    import json
+
+    from reference_engine.workflows.cel import cel_type
+
+    wanted = cel_type(workflow.inputs[name])
+    if not isinstance(value, str) or wanted in ("string", "dyn"):
+        return value
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = None
+    got = cel_type(parsed)
+    if got == wanted or (wanted == "double" and got == "int"):
+        return parsed
+    raise WorkflowError(f"workflow '{workflow.name}': input '{shown(name)}' has a default of "
+                        f"type {wanted}, so expressions read it as one; pass a {wanted} in JSON "
+                        f"(e.g. --input {shown(name)}={json.dumps(workflow.inputs[name])})")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reference_engine.workflows.cel import Program
 
 STEP_KINDS = ("log", "sleep", "fail", "shell", "python", "wait_for_signal")
 
@@ -23,6 +26,8 @@ class Step:
 
     ``value`` is str for log/fail/shell/python, float for sleep, WaitSpec for wait_for_signal.
     ``for_each`` is a literal list or an expression string, evaluated when the step runs.
+    The loader compiles the expressions once: ``for_each_program`` and ``template`` (the
+    text of log/fail/shell as literal pieces and programs).
     """
 
     name: str
@@ -30,6 +35,9 @@ class Step:
     value: Any
     for_each: list[Any] | str | None = None
     allow_failure: bool = False
+    for_each_program: Program | None = field(default=None, compare=False, repr=False)
+    template: tuple[str | Program, ...] | None = field(default=None, compare=False,
+                                                       repr=False)
 
     @property
     def is_wait(self) -> bool:
@@ -42,6 +50,7 @@ class Job:
     steps: tuple[Step, ...]
     depends_on: tuple[str, ...] = ()
     when: str | None = None
+    when_program: Program | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ NOT_FOR_SIGNAL = ("reference_engine.runs.executor", "reference_engine.runs.lifec
                   "reference_engine.runs.claims", "reference_engine.runs.claim_looks",
                   "reference_engine.serving.scheduler", "reference_engine.runs.timeline",
                   "reference_engine.serving.backoff", "reference_engine.workflows.model",
-                  "reference_engine.workflows.loader", "reference_engine.workflows.expressions",
+                  "reference_engine.workflows.loader", "reference_engine.workflows.cel",
+                  "reference_engine.workflows.legacy", "cel_expr_python",
                   "reference_engine.runs.consume", "reference_engine.serving.passes")
 NOT_FOR_RESUME = ("reference_engine.serving.scheduler", "reference_engine.runs.timeline",
                   "reference_engine.serving.backoff", "reference_engine.workflows.yaml_text",

@@ -54,12 +54,13 @@ steps = st.fixed_dictionaries(
                   {"timeout": st.sampled_from([1, 60, 0])},
                   optional={"schema": st.sampled_from([{}, {"type": "object"},
                                                        {"enum": []}])}),
-              "for_each": st.sampled_from([[1, 2], "inputs.env", "item"]),
+              "for_each": st.sampled_from([[1, 2], "inputs.env", "item", "[inputs.env]"]),
               "allow_failure": st.booleans()})
 jobs = st.fixed_dictionaries(
     {"steps": st.lists(steps, min_size=1, max_size=2)},
     optional={"depends_on": st.lists(job_names, max_size=2),
-              "when": st.sampled_from(["failed('a')", "succeeded('b') and inputs.env",
+              "when": st.sampled_from(["failed('a')", "succeeded('b') && inputs.env == 'x'",
+                                       "succeeded('b') and inputs.env",
                                        "steps.s1.outputs.ok", "inputs.env =="])})
 near_valid = st.fixed_dictionaries({
     "name": st.sampled_from(["w", "w/x"]),

@@ -89,6 +89,25 @@ def test_with_inputs_overrides_defaults_and_the_snapshot() -> None:
     assert with_inputs(workflow, {}) is workflow
 
 
+@pytest.mark.parametrize(("default", "given", "read"), [
+    (1, "5", 5), (0.5, "2", 2), (0.5, "2.5", 2.5), (False, "true", True), ([1], "[2, 3]", [2, 3]),
+    ({"a": 1}, '{"b": 2}', {"b": 2}), ("text", "5", "5"), (None, "5", "5"), (1, 7, 7),
+])
+def test_text_for_a_typed_input_is_read_as_json_of_the_defaults_kind(default: Any, given: Any,
+                                                                       read: Any) -> None:
+    workflow = parse_workflow(minimal(inputs={"x": default}))
+    got = with_inputs(workflow, {"x": given}).inputs["x"]
+    assert got == read and type(got) is type(read)
+
+
+@pytest.mark.parametrize(("default", "given"), [(1, "five"), (1, "2.5"), (True, "1"),
+                                                ([1], '{"a": 1}'), (1, "true")])
+def test_text_of_another_kind_for_a_typed_input_is_refused(default: Any, given: str) -> None:
+    workflow = parse_workflow(minimal(inputs={"x": default}))
+    with pytest.raises(WorkflowError, match=r"input 'x' has a default of type .*pass a"):
+        with_inputs(workflow, {"x": given})
+
+
 def test_with_inputs_refuses_an_undeclared_input_naming_the_declared_ones() -> None:
     workflow = parse_workflow(minimal(inputs={"env": "prod"}))
     with pytest.raises(WorkflowError, match=r"no input 'envv' \(declared: env\)"):
@@ -172,7 +191,18 @@ BAD_DOCUMENTS: list[tuple[str, Any, str]] = [
         "b": {"depends_on": ["a"], "steps": [{"name": "s2", "log": "x"}]},
         "c": {"depends_on": ["b"], "steps": [{"name": "s3", "log": "x"}]}}),
      "depends_on forms a cycle (a -> c -> b -> a)"),
-    ("bad when", one_step({"log": "x"}, when="inputs.env =="), "'when': the expression does"),
+    ("bad when", one_step({"log": "x"}, when="inputs.env =="),
+     "'when': the expression 'inputs.env ==' is refused (column 14: Syntax error"),
+    ("old-form when", one_step({"log": "x"}, when="inputs.env == 'prod' and not inputs.env"),
+     "is the old expression form; write it in CEL: inputs.env == 'prod' && !inputs.env"),
+    ("when of the wrong type", one_step({"log": "x"}, when="inputs.env"),
+     "the condition is string, not true or false"),
+    ("typed input", one_step({"log": "${{ inputs.env + 1 }}"}),
+     "no matching overload for '_+_' applied to '(string, int)'"),
+    ("unknown function", one_step({"log": "${{ shout(inputs.env) }}"}),
+     "undeclared reference to 'shout'"),
+    ("for_each not a list", one_step({"log": "x", "for_each": "inputs.env"}),
+     "the expression is string, not a list"),
     ("when not text", one_step({"log": "x"}, when=True), "'when' must be an expression"),
     ("when on unknown job", one_step({"log": "x"}, when="failed('nope')"),
      "it names job 'nope', which does not exist"),
@@ -199,7 +229,7 @@ BAD_DOCUMENTS: list[tuple[str, Any, str]] = [
     ("for_each mapping", one_step({"log": "x", "for_each": {"a": 1}}),
      "'for_each' takes a list or an expression"),
     ("for_each bad expression", one_step({"log": "x", "for_each": "inputs."}),
-     "'for_each': the expression does not parse"),
+     "'for_each': the expression 'inputs.' is refused (column 8: Syntax error"),
     ("allow_failure text", one_step({"log": "x", "allow_failure": "yes"}),
      "'allow_failure' takes true or false"),
     ("wait not mapping", one_step({"wait_for_signal": 60}), "'wait_for_signal'"),
@@ -235,7 +265,7 @@ def test_a_step_may_read_earlier_steps_of_its_own_job_and_of_its_dependencies() 
     doc = {"name": "w", "inputs": {}, "jobs": {
         "a": {"steps": [{"name": "s1", "log": "x"},
                         {"name": "s2", "log": "${{ steps.s1.outputs.x }}"}]},
-        "b": {"depends_on": ["a"], "when": "succeeded('a') and steps.s2.outputs.y",
+        "b": {"depends_on": ["a"], "when": "succeeded('a') && steps.s2.outputs.y",
               "steps": [{"name": "s3", "log": "${{ steps['s1[0]'].outputs.x }}"}]},
         "c": {"depends_on": ["b"], "when": "jobs.a == 'succeeded'",
               "steps": [{"name": "s4", "log": "x"}]},
@@ -317,3 +347,22 @@ def test_an_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
 def test_a_bom_is_accepted(tmp_path: Path) -> None:
     bom = b"\xef\xbb\xbfname: w\njobs: {a: {steps: [{name: s, log: x}]}}\n"
     assert load_workflow(written(tmp_path, bom)).name == "w"
+
+
+@pytest.mark.parametrize(("line", "column", "problem"), [
+    ('        log: "n=${{ inputs.count + \'x\' }}"', 34, "no matching overload"),  # the +
+    ('    when: "inputs.count >"', 26, "Syntax error"),  # just past the end
+    ('        log: "${{ nosuch.x }}"', 25, "undeclared reference to 'nosuch.x'"),  # the .
+])
+def test_a_refused_expression_names_the_files_line_and_column(
+        tmp_path: Path, line: str, column: int, problem: str) -> None:
+    job_line = line if line.startswith("    when") else "    steps:"
+    steps = ("    steps:\n      - name: s\n" + line + "\n") if job_line == "    steps:" \
+        else line + "\n    steps: [{name: s, log: x}]\n"
+    path = written(tmp_path, "name: w\ninputs: {count: 3}\njobs:\n  a:\n" + steps)
+    with pytest.raises(WorkflowError) as info:
+        load_workflow(path)
+    message = str(info.value)
+    number = 7 if job_line == "    steps:" else 5
+    assert f"line {number}, column {column}: " in message and problem in message, message
+    assert str(path) in message and "\n" not in message

@@ -1,32 +1,28 @@
-"""The small, safe expression language of ``when:``, ``for_each:`` and ``${{ }}``.
+"""The old expression language, read only to keep a stored run's meaning: translated to CEL.
 
-A hand-written tokenizer and recursive-descent parser; nothing is ever handed to
-Python's ``eval``. The grammar, loosest binding first::
+Before CEL (docs/reference/expressions.md), ``when:``, ``for_each:`` and ``${{ }}`` held a
+small language of their own. A run suspended under it stores its workflow without the
+``expressions: cel`` marker; on resume the loader translates each of its expressions here
+into CEL that keeps the old meaning exactly, through three functions only such snapshots
+can reach: ``dw_old_path`` (a missing path, or one that walks into the wrong kind, is
+null), ``dw_old_truthy`` (JSON truthiness) and ``dw_old_eq`` (JSON equality, ``true != 1``).
+The old grammar, loosest binding first::
 
     expr    := and ('or' and)*
     and     := not ('and' not)*
     not     := 'not' not | compare
-    compare := primary (('==' | '!=') primary)?      # no chaining: a == b == c is refused
+    compare := primary (('==' | '!=') primary)?
     primary := literal | '(' expr ')' | call | path
-    literal := 'text' | "text" | number | true | false | null
     call    := ('failed' | 'succeeded') '(' 'job-name' ')'
     path    := root ('.' name | '[' 'text' ']' | '[' integer ']')*
-    root    := 'inputs' | 'steps' | 'jobs' | 'item'
 
-``item`` is the current element inside a step with ``for_each`` (the loader refuses
-it anywhere else); the executor puts it in the context as ``"item"``.
-
-Names are ``[A-Za-z_][A-Za-z0-9_-]*`` (there is no minus operator, so ``-`` is safe).
-A ``for_each`` iteration is reached with a subscript: ``steps['notify[0]'].outputs``.
-
-Evaluation never raises for data: a path that is missing, or that walks into a value
-of the wrong kind (a name on a list, an index out of range), is ``null``. ``and``,
-``or`` and ``not`` use JSON truthiness (``null``, ``false``, ``0``, ``""``, ``[]`` and
-``{}`` are false) and return booleans. ``==`` is JSON equality: ``true != 1``.
+:func:`cel_form` gives a person the CEL spelling of an old expression, for the loader's
+refusal of a new workflow file still written the old way.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,7 +40,7 @@ _ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t"}
 
 
 class ExpressionError(WorkflowError):
-    """An expression does not parse. The message names the position and what to write."""
+    """An old expression does not parse."""
 
 
 Node = tuple[Any, ...]
@@ -52,7 +48,7 @@ Node = tuple[Any, ...]
 
 @dataclass(frozen=True)
 class Expression:
-    """A compiled expression and what it reads, so the loader can check references."""
+    """A parsed old expression and what it reads."""
 
     text: str
     node: Node = field(repr=False)
@@ -309,8 +305,8 @@ class _Parser:
         return ("path", root, tuple(segments))
 
 
-def compile_expression(text: str) -> Expression:
-    """Parse ``text`` or raise :class:`ExpressionError` (used by the loader at load time)."""
+def parse_old(text: str) -> Expression:
+    """Parse old-language ``text`` or raise :class:`ExpressionError`."""
     if not isinstance(text, str):
         raise ExpressionError(f"an expression must be text, got {type(text).__name__}; "
                               "quote it in the YAML")
@@ -331,77 +327,124 @@ def _compile(text: str) -> Expression:
                       frozenset(parser.jobs), parser.uses_item, frozenset(parser.failed_jobs))
 
 
-# ---------------------------------------------------------------------------- evaluation
+# ---------------------------------------------------------------------------- to CEL
 
 
-def evaluate(expr: str | Expression, context: Mapping[str, Any]) -> Any:
-    """The value of ``expr`` in ``context``: ``{inputs, steps, jobs, item}``, any may be absent.
+def _literal(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        return text if any(c in text for c in ".en") else text + ".0"
+    return json.dumps(value, ensure_ascii=False)
 
-    Raises :class:`ExpressionError` only when ``expr`` does not parse.
+
+def _to_cel(node: Node) -> str:
+    """The CEL that evaluates ``node`` with the old rules (through the dw_old_* functions)."""
+    kind = node[0]
+    if kind == "lit":
+        return _literal(node[1])
+    if kind == "path":
+        return "dw_old_path([" + ", ".join([node[1], *(_literal(s) for s in node[2])]) + "])"
+    if kind == "call":
+        return f"{node[1]}({_literal(node[2])})"
+    if kind == "not":
+        return f"!{_truthy(node[1])}"
+    if kind in ("and", "or"):
+        op = " && " if kind == "and" else " || "
+        return "(" + _truthy(node[1]) + op + _truthy(node[2]) + ")"
+    pair = f"dw_old_eq([{_to_cel(node[1])}, {_to_cel(node[2])}])"
+    return pair if kind == "eq" else f"!{pair}"
+
+
+def _truthy(node: Node) -> str:
+    if node[0] in ("not", "and", "or", "eq", "ne", "call"):
+        return _to_cel(node)  # already a boolean
+    return f"dw_old_truthy([{_to_cel(node)}])"
+
+
+def translate(text: str, *, condition: bool = False) -> tuple[str, Expression]:
+    """Old ``text`` as CEL with the old meaning, and what it reads.
+
+    ``condition``: the text is a ``when:``, whose value was JSON truthiness.
     """
-    compiled = expr if isinstance(expr, Expression) else compile_expression(expr)
-    return _eval(compiled.node, context if isinstance(context, Mapping) else {})
+    parsed = parse_old(text)
+    return (_truthy(parsed.node) if condition else _to_cel(parsed.node)), parsed
 
 
-def evaluate_condition(expr: str | Expression, context: Mapping[str, Any]) -> bool:
-    """``evaluate`` then JSON truthiness: the answer a ``when:`` needs."""
-    return truthy(evaluate(expr, context))
+def cel_form(text: str) -> str | None:
+    """How a person writes old ``text`` in CEL (``and`` -> ``&&``...), or None if not old."""
+    try:
+        tokens = _tokenize(text)
+        parse_old(text)
+    except WorkflowError:
+        return None
+    out: list[str] = []
+    for tok in tokens[:-1]:
+        if tok.kind == "ident" and tok.value in ("and", "or"):
+            out.append(" && " if tok.value == "and" else " || ")
+        elif tok.kind == "ident" and tok.value == "not":
+            out.append("!")
+        elif tok.kind == "op" and tok.value in ("==", "!="):
+            out.append(f" {tok.value} ")
+        elif tok.kind in ("string", "number"):
+            out.append(_literal(tok.value).replace('"', "'") if tok.kind == "string"
+                       and "'" not in tok.value and '"' not in tok.value
+                       else _literal(tok.value))
+        else:
+            out.append(str(tok.value))
+    return "".join(out).strip()
 
 
-def truthy(value: Any) -> bool:
-    """JSON truthiness: null, false, 0, "", [] and {} are false; the text "false" is true."""
+# ---------------------------------------------------------------------------- the old rules
+
+
+def old_path(parts: list[Any]) -> Any:
+    """``dw_old_path([root, segment...])``: null where the path is missing or of a wrong kind."""
+    value = parts[0] if parts else None
+    for segment in parts[1:]:
+        if isinstance(segment, str) and isinstance(value, Mapping):
+            value = value.get(segment)
+        elif isinstance(segment, int) and not isinstance(segment, bool) \
+                and isinstance(value, list):
+            value = value[segment] if 0 <= segment < len(value) else None
+        else:
+            return None
+    return value
+
+
+def old_truthy(parts: list[Any]) -> bool:
+    """``dw_old_truthy([x])``: null, false, 0, "", [] and {} are false."""
+    value = parts[0] if parts else None
     if value is None or value is False:
         return False
     if isinstance(value, bool):
         return True
     if isinstance(value, (int, float)):
         return value != 0
-    if isinstance(value, (str, list, tuple, Mapping)):
+    if isinstance(value, (str, list, Mapping)):
         return len(value) > 0
     return True
 
 
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality as JSON sees it: booleans are not numbers, 1 == 1.0, containers by content."""
+def old_eq(parts: list[Any]) -> bool:
+    """``dw_old_eq([a, b])``: JSON equality (booleans are not numbers, 1 == 1.0)."""
+    return _json_equal(parts[0], parts[1]) if len(parts) == 2 else False
+
+
+def _json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return a == b
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if type(a) is not type(b):
         return False
     return bool(a == b)
-
-
-def _eval(node: Node, context: Mapping[str, Any]) -> Any:
-    kind = node[0]
-    if kind == "lit":
-        return node[1]
-    if kind == "path":
-        return _walk(context.get(node[1]), node[2])
-    if kind == "call":
-        jobs = context.get("jobs")
-        status = jobs.get(node[2]) if isinstance(jobs, Mapping) else None
-        return status == ("failed" if node[1] == "failed" else "succeeded")
-    if kind == "not":
-        return not truthy(_eval(node[1], context))
-    if kind == "and":
-        return truthy(_eval(node[1], context)) and truthy(_eval(node[2], context))
-    if kind == "or":
-        return truthy(_eval(node[1], context)) or truthy(_eval(node[2], context))
-    equal = json_equal(_eval(node[1], context), _eval(node[2], context))
-    return equal if kind == "eq" else not equal
-
-
-def _walk(value: Any, segments: tuple[str | int, ...]) -> Any:
-    for segment in segments:
-        if isinstance(segment, str) and isinstance(value, Mapping):
-            value = value.get(segment)
-        elif isinstance(segment, int) and isinstance(value, (list, tuple)):
-            value = value[segment] if segment < len(value) else None
-        else:
-            return None
-    return value
