@@ -34,9 +34,12 @@ from dw_testing.selftest.mutants.keys import (
 )
 from dw_testing.selftest.mutants.listing import (
     DirectChildrenList,
+    DuplicatingList,
     EmptyPrefixListsNothing,
     FirstPageList,
     GlobMatchedList,
+    LikeMatchedList,
+    ListIncludesThePrefixKey,
     NamePrefixList,
     UnsortedList,
 )
@@ -79,6 +82,9 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("glob_matched_list", GlobMatchedList, "List", ("C-LIST-3",)),
     ("empty_prefix_lists_nothing", EmptyPrefixListsNothing, "List", ("C-LIST-3",)),
     ("first_page_list", FirstPageList, "List", ("C-LIST-3",)),
+    ("like_matched_list", LikeMatchedList, "List", ("C-LIST-3",)),
+    ("list_includes_the_prefix_key", ListIncludesThePrefixKey, "List", ("C-LIST-3",)),
+    ("duplicating_list", DuplicatingList, "List", ("C-LIST-3",)),
     ("case_folded_keys", CaseFoldedKeys, "Keys", ("C-KEY-2",)),
     ("accepts_traversal_keys", AcceptsTraversalKeys, "Keys", ("C-KEY-1",)),
     ("truncated_long_segments", TruncatedLongSegments, "Keys", ("C-KEY-1", "C-KEY-2")),
