@@ -9,8 +9,11 @@ stores swamp's self-test uses (``examples/typescript/broken/``: a create that ov
 a create that checks, yields, then writes; handles that do not share records; a list that
 drops the trailing ``/`` and matches the name) must each fail it.
 
-The default run takes, per broken store, the test that kills it, and the correct store on
-the same tests; the slow run takes the whole store-level suite.
+The default run keeps one fast representative of each side: the correct TypeScript store
+and the slash-dropping list on the headline list test, and the Python store on the list
+module. The slow run takes, per broken store, the test that kills it (the correct store on
+the same tests), the Python store on the whole store-level suite, and everything on the
+whole suite.
 """
 
 from __future__ import annotations
@@ -88,6 +91,22 @@ def quick_matrix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KillMatri
           f"{built.wall_seconds:.1f} s")
 
 
+def test_swamps_list_passes_and_a_slash_dropping_list_fails_through_exec(
+    tmp_path: Path,
+) -> None:
+    stores = {name: target for name, target in targets(tmp_path).items()
+              if name in (CORRECT, "name_prefix_list")}
+    built = run(stores, "-k", BROKEN["name_prefix_list"])
+    assert not not_passed(built, CORRECT), f"{script(CORRECT)} failed the core list clause"
+    assert built.killed_by("name_prefix_list"), "a list matching 'r/list' for 'r/list/' passed"
+
+
+def test_a_python_store_with_swamps_list_passes_the_list_tests_at_ci() -> None:
+    built = run({"swamp_like_store": SWAMP_LIKE}, "-k", "test_store_list")
+    assert not not_passed(built, "swamp_like_store")
+
+
+@pytest.mark.slow
 def test_each_broken_typescript_store_fails_the_test_that_catches_it(
     quick_matrix: KillMatrix,
 ) -> None:
@@ -97,11 +116,13 @@ def test_each_broken_typescript_store_fails_the_test_that_catches_it(
     assert not left, "these broken stores passed through exec:\n" + "\n".join(left)
 
 
+@pytest.mark.slow
 def test_the_correct_typescript_store_passes_the_same_tests(quick_matrix: KillMatrix) -> None:
     bad = not_passed(quick_matrix, CORRECT)
     assert not bad, f"{script(CORRECT)} (swamp's list semantics) failed {bad}"
 
 
+@pytest.mark.slow
 def test_a_python_store_with_swamps_list_passes_the_store_suite_at_ci() -> None:
     built = run({"swamp_like_store": SWAMP_LIKE})
     bad = not_passed(built, "swamp_like_store")
