@@ -26,9 +26,9 @@ __all__ = ["SCHEMA", "approval_workflow"]
 
 YES = '{"approved": true}'
 NO = '{"approved": false}'
-OUTCOMES = f"{keys.outcomes_root()}/*"
-WAITS = f"{keys.waits_root()}/*"
-REVISIONS = f"{keys.runs_root()}/*/rev/*"
+OUTCOMES = f"{keys.outcomes_root()}*"
+WAITS = f"{keys.waits_root()}*"
+REVISIONS = f"{keys.runs_root()}*/rev/*"
 REACH_POLL_SECONDS = 0.05
 CHILD_EXIT_SECONDS = 30.0
 FAST_ROUND_TRIP = 0.0002  # seconds; local stores answer in tens of microseconds

@@ -31,7 +31,7 @@ from reference_engine.refusals import Refusal
 
 pytestmark = [pytest.mark.dw_engine, pytest.mark.dw_requires("put_if_absent")]
 
-CLAIMS = f"{keys.claims_prefix('*')}/*"
+CLAIMS = f"{keys.claims_prefix('*')}*"
 FAMILIES = {"registration": WAITS, "outcome": OUTCOMES, "revision": REVISIONS, "claim": CLAIMS}
 
 

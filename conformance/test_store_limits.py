@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from conformance.limits import MAX_KEY_BYTES, MAX_SEGMENT_BYTES, UNITS, key_of, segment_of, sibling
+from dw_testing.kit.listing import listed
 from dw_testing.plugin.profiles import active_profile
 from reference_engine.errors import InvalidKey
 
@@ -54,7 +55,7 @@ def _short(key: str) -> str:
 @pytest.mark.dw_clause("C-KEY-1", "C-KEY-2")
 @pytest.mark.parametrize("unit", list(UNITS), ids=list(_WIDTHS.values()))
 def test_segments_of_exactly_200_bytes_are_accepted_and_kept_apart(
-    dw_store: Any, unit: str,
+    dw_store: Any, dw_caps: dict[str, bool], unit: str,
 ) -> None:
     long = segment_of(MAX_SEGMENT_BYTES, unit)
     keys = [f"seg/{long}", f"seg/{sibling(long)}", f"seg/x/{long}"]
@@ -65,7 +66,8 @@ def test_segments_of_exactly_200_bytes_are_accepted_and_kept_apart(
         + ", ".join(f"{_short(k)} {why}" for k, why in problems.items())
         + "; keep every byte of a segment up to the limit (no truncating or short hashing)"
     )
-    assert dw_store.list("seg") == sorted(keys), "list must return each 200-byte segment whole"
+    assert listed(dw_store, "seg/", dw_caps) == sorted(keys), (
+        "list must return each 200-byte segment whole")
 
 
 @pytest.mark.dw_clause("C-KEY-1", "C-KEY-2")
@@ -79,7 +81,7 @@ def test_keys_of_exactly_1024_bytes_are_accepted_and_kept_apart(
     keys = sorted([key, sibling(key)])
     try:
         problems = _written_apart(dw_raw_store, keys)
-        listed = dw_raw_store.list(probe)
+        found = listed(dw_raw_store, f"{probe}/", dw_caps)
         created = (dw_raw_store.put_if_absent(keys[0], b"again")
                    if dw_caps["put_if_absent"] else False)
     except InvalidKey as refused:
@@ -98,24 +100,24 @@ def test_keys_of_exactly_1024_bytes_are_accepted_and_kept_apart(
         + ", ".join(f"{_short(k)} {why}" for k, why in problems.items())
         + "; keep every byte of a key up to the limit"
     )
-    assert listed == keys, f"list returned {[_short(k) for k in listed]}, not both keys whole"
+    assert found == keys, f"list returned {[_short(k) for k in found]}, not both keys whole"
     assert created is False, "a create over a 1024-byte key that exists must return False"
 
 
-@pytest.mark.dw_clause("C-LIST-1")
+@pytest.mark.dw_clause("C-LIST-3")
 def test_list_returns_every_key_under_a_prefix_holding_over_two_backend_pages(
-    dw_store: Any,
+    dw_store: Any, dw_caps: dict[str, bool],
 ) -> None:
     count = KEYS_IN_ONE_LISTING[active_profile()]
     keys = [f"many/{number:05d}" for number in range(count)]
     _each(lambda key: dw_store.put(key, b"m"), keys)
     try:
-        listed = dw_store.list("many")
+        found = listed(dw_store, "many/", dw_caps)
     finally:
         _each(dw_store.delete, keys)
-    assert len(listed) == count and listed == keys, (
-        f"list('many') returned {len(listed)} keys of the {count} written under it"
-        + (f", the last {listed[-1]!r}" if listed else "")
+    assert len(found) == count and found == keys, (
+        f"list('many/') returned {len(found)} keys of the {count} written under it"
+        + (f", the last {found[-1]!r}" if found else "")
         + ": follow every page of the backend's listing (continuation token, page token) "
         "until it has no more"
     )

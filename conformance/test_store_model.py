@@ -19,13 +19,13 @@ from dw_testing.plugin.profiles import active_settings, seeded
 pytestmark = [pytest.mark.dw_store_contract]
 
 
-@pytest.mark.dw_clause("C-GET-1", "C-PUT-1", "C-DEL-1", "C-CREATE-1", "C-LIST-1", "C-LIST-2",
-                       "C-HANDLE-1")
+@pytest.mark.dw_clause("C-GET-1", "C-PUT-1", "C-DEL-1", "C-CREATE-1", "C-LIST-3", "C-LIST-4",
+                       "C-LIST-5", "C-HANDLE-1")
 def test_the_store_behaves_like_a_dict_across_two_handles(
     dw_open_handle: Callable[[], Any], dw_caps: dict[str, bool],
 ) -> None:
     machine = StoreStateMachine.for_store(
-        dw_open_handle, two_handles=dw_caps.get("cross_handle", True))
+        dw_open_handle, two_handles=dw_caps.get("cross_handle", True), capabilities=dw_caps)
     # ``seeded`` returns the class wrapped with the session seed, still a factory of machines.
     factory = cast(type[RuleBasedStateMachine], seeded(machine))
     run_state_machine_as_test(factory, settings=active_settings())

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from dw_testing.kit.listing import listed
 from dw_testing.kit.together import observe_while
 from reference_engine.stores.contract import close_store
 
@@ -104,7 +105,7 @@ def test_delete_removes_the_record_and_deleting_a_missing_key_is_no_error(
     dw_store.put("gone/soon", b"x")
     dw_store.delete("gone/soon")
     assert dw_store.get("gone/soon") is None
-    assert dw_store.list("gone") == []
+    assert dw_store.list("gone/") == []
     dw_store.delete("gone/soon")
     dw_store.delete("never/there")
 
@@ -123,7 +124,7 @@ def test_a_write_on_one_handle_is_read_at_once_on_another(
     assert other.get("shared/k") == b"v2", "a replacing put was not visible on a second handle"
     dw_store.delete("shared/k")
     assert other.get("shared/k") is None, "a delete was not visible on a second handle"
-    assert other.list("shared") == []
+    assert other.list("shared/") == []
     if dw_caps["put_if_absent"]:
         assert other.get("shared/created") is None
         assert dw_store.put_if_absent("shared/created", b"c") is True
@@ -156,6 +157,6 @@ def test_records_survive_closing_the_handles_and_opening_a_new_one(
         expected = ["durable/put", "durable/replaced"]
         if dw_caps["put_if_absent"]:
             expected.insert(0, "durable/created")
-        assert reader.list("durable") == expected
+        assert listed(reader, "durable/", dw_caps) == expected
     finally:
         close_store(reader)

@@ -264,7 +264,7 @@ _DEFAULT_CASES = (
 
 
 def capabilities_page() -> str:
-    from dw_testing.kit.spec import CAPABILITIES, default_capabilities
+    from dw_testing.kit.spec import BUILTIN_LIST_CAPABILITIES, CAPABILITIES, default_capabilities
 
     class _Creating:
         def put_if_absent(self, key: str, data: bytes) -> bool:
@@ -296,6 +296,12 @@ def capabilities_page() -> str:
         "Declarations override the defaults, the last one winning: the defaults, then "
         "`factory.capabilities` or the provider's `StoreSpec(capabilities=…)`, then "
         "`capabilities` in `[tool.dw-testing.stores.NAME]`.",
+        "",
+        "The built-in stores (the `memory`, `file` and `sqlite` stores and the S3 and GCS "
+        "stores, by URI or by catalogue name, served in this process or by the Python "
+        "`exec:` child) declare " + " and ".join(f"`{n}`" for n in BUILTIN_LIST_CAPABILITIES)
+        + "; a store of your own declares them only if its `list` keeps "
+        "[C-LIST-4](../contract.md#c-list-4) and [C-LIST-5](../contract.md#c-list-5).",
         "",
     ])
 

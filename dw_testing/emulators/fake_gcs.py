@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from urllib.parse import quote
 
 from dw_testing.emulators.process import free_ports, serve
-from dw_testing.kit.spec import StoreSpec
+from dw_testing.kit.spec import BUILTIN_LIST_CAPABILITIES, StoreSpec
 from reference_engine.stores.gcs import GcsStore
 
 PREFIX = "suite"
@@ -99,7 +99,8 @@ def fake_gcs() -> Iterator[StoreSpec]:
         yield StoreSpec(
             factory=lambda: GcsStore(bucket, PREFIX, endpoint=endpoint),
             uri=gcs_uri(endpoint, bucket),
-            capabilities={"cross_process": True, "durable_reopen": True},
+            capabilities={"cross_process": True, "durable_reopen": True,
+                          **BUILTIN_LIST_CAPABILITIES},
             name="fake-gcs",
         )
 
@@ -117,6 +118,7 @@ def gcs_open_xb_example() -> Iterator[StoreSpec]:
         yield StoreSpec(
             factory=lambda: OpenXbGcsStore(bucket, PREFIX, endpoint=endpoint),
             uri=None,
-            capabilities={"cross_process": False, "durable_reopen": True},
+            capabilities={"cross_process": False, "durable_reopen": True,
+                          **BUILTIN_LIST_CAPABILITIES},
             name="gcs-open-xb-example",
         )

@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import quote
 
 from dw_testing.emulators.process import stop
-from dw_testing.kit.spec import StoreSpec
+from dw_testing.kit.spec import BUILTIN_LIST_CAPABILITIES, StoreSpec
 
 REGION = "us-east-1"
 # moto accepts any credentials; these keep boto3 from searching the real chain.
@@ -295,7 +295,7 @@ def s3_spec(endpoint: str, bucket: str, name: str) -> StoreSpec:
     admin._client.create_bucket(Bucket=bucket)
     admin.close()
     uri = f"s3://{bucket}/{PREFIX}?endpoint_url={quote(endpoint, safe='')}&region={REGION}"
-    capabilities = {"cross_process": True, "durable_reopen": True}
+    capabilities = {"cross_process": True, "durable_reopen": True, **BUILTIN_LIST_CAPABILITIES}
     return StoreSpec(factory=factory, uri=uri, capabilities=capabilities, name=name)
 
 

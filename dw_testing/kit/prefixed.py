@@ -33,12 +33,13 @@ class PrefixedStore(StoreWrapper):
         super().delete(self._full(key, "delete"))
 
     def list(self, prefix: str) -> list[str]:
-        normalised = validate_prefix(prefix)
-        inner_prefix = self.prefix if normalised == "" else f"{self.prefix}/{normalised}"
+        # The caller's prefix goes on as written, trailing "/" included: a store is judged
+        # on the very call the test made (list("a/") stays "<prefix>/a/", never "<prefix>/a").
+        validate_prefix(prefix)
         cut = len(self.prefix) + 1
-        return [k[cut:] for k in super().list(inner_prefix)]
+        return [k[cut:] for k in super().list(f"{self.prefix}/{prefix}")]
 
     def clear(self) -> None:
         """Delete every key under the prefix (teardown)."""
-        for key in self.inner.list(self.prefix):
+        for key in self.inner.list(f"{self.prefix}/"):
             self.inner.delete(key)

@@ -13,7 +13,7 @@ The function runs as ``function(store, *args)`` and must be importable by its
 from __future__ import annotations
 
 import json
-import select
+import selectors
 import subprocess
 import sys
 import time
@@ -120,12 +120,20 @@ def run_in_children(
             if child.poll() is None:
                 child.kill()
                 child.wait()
+            # However the test ended, its pipes go with it: a long run of failing tests
+            # must not pile up open descriptors.
+            for pipe in (child.stdin, child.stdout, child.stderr):
+                if pipe is not None:
+                    pipe.close()
 
 
 def _await_ready(child: subprocess.Popen[str], deadline: float) -> None:
     """Wait for the child's "ready" line, never past ``deadline``."""
     assert child.stdout is not None
-    ready, _, _ = select.select([child.stdout], [], [], max(0.0, deadline - time.monotonic()))
+    # A selector, not select(): select() cannot wait on a descriptor numbered 1024 or more.
+    with selectors.DefaultSelector() as selector:
+        selector.register(child.stdout, selectors.EVENT_READ)
+        ready = bool(selector.select(max(0.0, deadline - time.monotonic())))
     line = child.stdout.readline().strip() if ready else ""
     if line == READY:
         return

@@ -10,25 +10,30 @@ A failure shrinks to a short program such as::
     state = StoreStateMachine()
     keys_0 = state.choose_key(key='ab')
     state.put(handle='h1', key=keys_0, value=b'')
-    state.list_keys(handle='h2', prefix='a')
+    state.list_keys(handle='h2', prefix='a/')
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rule
 
+from dw_testing.kit.listing import listed
 from dw_testing.kit.prefixed import PrefixedStore
 from reference_engine.stores.contract import close_store, supports_create
 
 # Nested keys (a, a/b, a/b/c) must coexist; "ab" and "a-b" catch a list that matches names
 # rather than whole segments; "%" and "_" catch a wildcard-matching list; "A" catches case folding.
 KEYS: tuple[str, ...] = ("a", "A", "a/b", "a/b/c", "ab", "a-b", "b", "b/a", "%", "_/x")
-PREFIXES: tuple[str, ...] = ("", "a", "a/", "a/b", "ab", "b", "_", "%", "zz")
+# Every store is listed with "" or a "/"-ending prefix (C-LIST-3); a bare prefix is tried
+# only on a store that declares segment_prefixes (C-LIST-4).
+SLASH_PREFIXES: tuple[str, ...] = ("", "a/", "a/b/", "ab/", "b/", "_/", "%/", "zz/")
+BARE_PREFIXES: tuple[str, ...] = ("a", "a/b", "ab", "b", "_", "%", "zz")
+PREFIXES: tuple[str, ...] = SLASH_PREFIXES + BARE_PREFIXES
 HANDLES: tuple[str, ...] = ("h1", "h2")
 VALUES = st.one_of(st.just(b""), st.binary(min_size=1, max_size=6))
 
@@ -47,10 +52,13 @@ class StoreStateMachine(RuleBasedStateMachine):
     example works in a fresh sub-prefix of the handles it opens, so no example depends on
     what an earlier one left behind, nor on the store's own ``delete`` to clean up. With
     ``two_handles = False`` (a store without ``cross_handle``) both names are one handle.
+    ``capabilities`` decide the lists it tries: bare prefixes under ``segment_prefixes``,
+    the order as given under ``sorted_list`` (else the answer is sorted before comparing).
     """
 
     keys = Bundle("keys")
     two_handles: ClassVar[bool] = True
+    capabilities: ClassVar[Mapping[str, bool]] = {}
 
     def open_handle(self) -> Any:
         """A new handle on the store under test; define it, or use :meth:`for_store`."""
@@ -59,14 +67,15 @@ class StoreStateMachine(RuleBasedStateMachine):
             "or subclass StoreStateMachine and define open_handle(self)")
 
     @classmethod
-    def for_store(cls, open_handle: Callable[[], Any], *,
-                  two_handles: bool = True) -> type[StoreStateMachine]:
+    def for_store(cls, open_handle: Callable[[], Any], *, two_handles: bool = True,
+                  capabilities: Mapping[str, bool] | None = None) -> type[StoreStateMachine]:
         """A subclass whose handles come from ``open_handle``."""
         def open_from_factory(self: StoreStateMachine) -> Any:
             return open_handle()
 
         return type(cls.__name__, (cls,), {"open_handle": open_from_factory,
-                                           "two_handles": two_handles})
+                                           "two_handles": two_handles,
+                                           "capabilities": dict(capabilities or {})})
 
     def __init__(self) -> None:
         super().__init__()
@@ -118,5 +127,8 @@ class StoreStateMachine(RuleBasedStateMachine):
 
     @rule(handle=st.sampled_from(HANDLES), prefix=st.sampled_from(PREFIXES))
     def list_keys(self, handle: str, prefix: str) -> None:
-        self._expect(f"list({prefix!r}) on {handle}", self.handles[handle].list(prefix),
+        if prefix in BARE_PREFIXES and not self.capabilities.get("segment_prefixes", False):
+            prefix += "/"  # the store promises nothing for a bare prefix
+        self._expect(f"list({prefix!r}) on {handle}",
+                     listed(self.handles[handle], prefix, self.capabilities),
                      model_list(self.model, prefix))

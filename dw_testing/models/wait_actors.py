@@ -30,9 +30,9 @@ BAD_PAYLOADS = (
 )
 CRASHABLE = ("open", "signal", "answer", "look", "cancel", "resume")
 CRASH_POINTS = ("before", "after_commit")
-WRITES = {"revision": f"{keys.runs_root()}/*/rev/*", "outcome": f"{keys.outcomes_root()}/*",
-          "registration": f"{keys.waits_root()}/*", "claim": f"{keys.claims_prefix('*')}/*"}
-REREAD = (f"{keys.waits_root()}/", f"{keys.outcomes_root()}/")
+WRITES = {"revision": f"{keys.runs_root()}*/rev/*", "outcome": f"{keys.outcomes_root()}*",
+          "registration": f"{keys.waits_root()}*", "claim": f"{keys.claims_prefix('*')}*"}
+REREAD = (keys.waits_root(), keys.outcomes_root())
 AMBIGUOUS_FAULTS = ("false-to-winner", "drop-response-after-commit", "conflict-409-once")
 WAIT_TIMEOUT = 600
 MAX_RUNS = 4

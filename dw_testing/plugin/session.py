@@ -141,7 +141,7 @@ class DwSession:
             handle = None
             try:
                 handle = spec.factory()
-                counts[name] = len(handle.list(self.prefix_root()))
+                counts[name] = len(handle.list(f"{self.prefix_root()}/"))
             except Exception:
                 counts[name] = -1  # the check itself failed; reported as unknown
             finally:

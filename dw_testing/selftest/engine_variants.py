@@ -351,6 +351,13 @@ ENGINE_UNKILLABLE_STORE_MUTANTS: Mapping[str, str] = {
     "zero-padded numbers, far below 128 bytes",
     "cannot_nest_keys": "no engine key lies beneath another: every record is a leaf under "
     "runs/<id>/rev/, waits/, outcomes/ or claims/<id>/",
+    "like_matched_list": "the engine lists only its own roots and run prefixes, built from "
+    "fixed words, UUIDs and zero-padded numbers: no % or _ to misread",
+    "list_includes_the_prefix_key": "every prefix the engine lists names a family or a run, "
+    "never a record: no key equals a listed prefix without its '/'",
+    "duplicating_list": "the engine rewrites only claim leases, and it reads a listed claim "
+    "generation once however often it is named (the numbers go through a sort and a "
+    "newest-first pick, the keys through delete, which a second time does nothing)",
 }
 
 def variant_named(name: str) -> EngineVariant:

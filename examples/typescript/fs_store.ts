@@ -123,7 +123,7 @@ async function openRoot(root: string): Promise<FsStore> {
 const options: ServeOptions = {
   name: "fs-ts",
   open: (args) => openRoot(args[0] ?? `${Deno.env.get("TMPDIR") ?? "/tmp"}/dw-ts-fs-store`),
-  capabilities: { cross_process: true, durable_reopen: true },
+  capabilities: { cross_process: true, durable_reopen: true, segment_prefixes: true, sorted_list: true },
 };
 export default options;
 

@@ -36,7 +36,8 @@ def ls_(prefix: str, store_uri: str, as_json: bool) -> None:
     """List the keys under PREFIX (whole segments; all keys when omitted)."""
     normalised = validate_prefix(prefix)
     with opened_store(store_uri) as handle:
-        keys = handle.list(normalised)
+        # "runs" is asked as "runs/": the one form every store answers by whole segments.
+        keys = sorted(handle.list(f"{normalised}/" if normalised else ""))
     if as_json:
         emit_json({"prefix": normalised, "keys": keys})
         return

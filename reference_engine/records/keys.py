@@ -2,6 +2,10 @@
 
 Every other module builds and parses keys through these functions, so a layout change
 touches this file only. A static test greps the package for the prefixes.
+
+Every prefix returned here (``*_root``, ``*_prefix``, ``due_bucket``) ends in ``/``: the
+one form of ``list`` every store answers alike (contract C-LIST-3), matched by whole
+segments whether or not the store declares ``segment_prefixes``.
 """
 
 from __future__ import annotations
@@ -49,16 +53,16 @@ def _segments_after(family: str, key: str, count: int) -> list[str] | None:
 
 def runs_root() -> str:
     """The prefix under which every run's revisions live."""
-    return _RUNS
+    return f"{_RUNS}/"
 
 
 def run_root(run_id: str) -> str:
     """Everything a run owns in the ``runs`` family."""
-    return f"{_RUNS}/{run_id}"
+    return f"{_RUNS}/{run_id}/"
 
 
 def revisions_prefix(run_id: str) -> str:
-    return f"{_RUNS}/{run_id}/{_REV}"
+    return f"{_RUNS}/{run_id}/{_REV}/"
 
 
 def revision_key(run_id: str, n: int) -> str:
@@ -81,7 +85,7 @@ def run_ids_from_keys(keys: list[str]) -> list[str]:
 # --- waits and outcomes ---------------------------------------------------------------
 
 def waits_root() -> str:
-    return _WAITS
+    return f"{_WAITS}/"
 
 
 def wait_key(wait_id: str) -> str:
@@ -89,7 +93,7 @@ def wait_key(wait_id: str) -> str:
 
 
 def outcomes_root() -> str:
-    return _OUTCOMES
+    return f"{_OUTCOMES}/"
 
 
 def outcome_key(wait_id: str) -> str:
@@ -104,8 +108,13 @@ def wait_id_from_key(key: str) -> str | None:
 
 # --- claims ---------------------------------------------------------------------------
 
+def claims_root() -> str:
+    """Every run's claims: ``claims/<runId>/<generation>``."""
+    return f"{_CLAIMS}/"
+
+
 def claims_prefix(run_id: str) -> str:
-    return f"{_CLAIMS}/{run_id}"
+    return f"{_CLAIMS}/{run_id}/"
 
 
 def claim_key(run_id: str, generation: int) -> str:
@@ -123,11 +132,11 @@ def parse_claim_key(key: str) -> tuple[str, int] | None:
 
 def ready_root() -> str:
     """Every ready hint: ``ready-runs/<runId>/<waitId>``."""
-    return _READY
+    return f"{_READY}/"
 
 
 def ready_prefix(run_id: str) -> str:
-    return f"{_READY}/{run_id}"
+    return f"{_READY}/{run_id}/"
 
 
 def ready_key(run_id: str, wait_id: str) -> str:
@@ -148,12 +157,12 @@ def deadline_ms(deadline: float) -> int:
 
 
 def due_root() -> str:
-    return _DUE
+    return f"{_DUE}/"
 
 
 def due_bucket(minute: int) -> str:
     """The deadlines of one minute (``deadline_ms // 60000``), listable on their own."""
-    return f"{_DUE}/{_number(minute)}"
+    return f"{_DUE}/{_number(minute)}/"
 
 
 def due_minute(ms: int) -> int:
@@ -184,14 +193,14 @@ def _segment(text: str) -> str:
 
 
 def run_states_root() -> str:
-    return _RUN_STATES
+    return f"{_RUN_STATES}/"
 
 
 def run_state_prefix(status: str, workflow: str | None = None) -> str:
-    """Runs of one status, or of one status and workflow: ``run-states/<status>[/<wf>]``."""
+    """Runs of one status, or of one status and workflow: ``run-states/<status>/[<wf>/]``."""
     if workflow is None:
-        return f"{_RUN_STATES}/{status}"
-    return f"{_RUN_STATES}/{status}/{_segment(workflow)}"
+        return f"{_RUN_STATES}/{status}/"
+    return f"{_RUN_STATES}/{status}/{_segment(workflow)}/"
 
 
 def run_state_key(status: str, workflow: str, run_id: str) -> str:

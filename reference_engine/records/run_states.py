@@ -43,7 +43,7 @@ def indexed(store: Any, statuses: tuple[str, ...],
     one ``list`` per status."""
     found = []
     for status in statuses:
-        for key in store.list(keys.run_state_prefix(status, workflow)):
+        for key in sorted(store.list(keys.run_state_prefix(status, workflow))):
             parsed = keys.parse_run_state_key(key)
             if parsed is not None:
                 found.append(parsed)
@@ -53,7 +53,7 @@ def indexed(store: Any, statuses: tuple[str, ...],
 def all_entries(store: Any) -> list[tuple[str, str, str, str]]:
     """``(key, status, workflow, runId)`` of every entry: for the sweep."""
     found = []
-    for key in store.list(keys.run_states_root()):
+    for key in sorted(store.list(keys.run_states_root())):
         parsed = keys.parse_run_state_key(key)
         if parsed is not None:
             found.append((key, *parsed))

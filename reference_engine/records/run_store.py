@@ -26,7 +26,7 @@ def run_key_numbers(store: Any, prefix: str, parse: Callable[[str], tuple[str, i
     sorted. Each listed key is parsed, so another run whose id merely starts the same is
     left out, whatever the store's list returns for the prefix."""
     found = []
-    for key in store.list(prefix):
+    for key in sorted(store.list(prefix)):
         parsed = parse(key)
         if parsed is not None and parsed[0] == run_id:
             found.append(parsed[1])

@@ -159,7 +159,7 @@ def delete_run_records(store: Any, run_id: str, waits: dict[str, float],
         remove_registration(store, wid)
     for n in revision_numbers(store, run_id):
         store.delete(keys.revision_key(run_id, n))
-    for key in store.list(keys.claims_prefix(run_id)):
+    for key in sorted(store.list(keys.claims_prefix(run_id))):
         store.delete(key)
 
 
@@ -262,7 +262,7 @@ def sweep(store: Any, now: float) -> SweepCounts:
     for run_id in every_run:
         if run_status(run_id) not in ENDED:
             continue
-        for key in store.list(keys.claims_prefix(run_id)):
+        for key in sorted(store.list(keys.claims_prefix(run_id))):
             store.delete(key)
             counts.claims += 1
         for n in revision_numbers(store, run_id)[:-KEEP_REVISIONS]:

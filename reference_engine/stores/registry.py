@@ -77,6 +77,11 @@ def registered_schemes() -> dict[str, str]:
     return {name: value for name, value in sorted(found.items()) if name not in _SCHEMES}
 
 
+def is_builtin_uri(reference: str) -> bool:
+    """Whether ``reference`` is a URI of a built-in scheme (memory, file, sqlite, s3, gs)."""
+    return bool(URI.match(reference)) and reference.split("://", 1)[0].lower() in _SCHEMES
+
+
 def known_schemes() -> list[str]:
     return sorted({*_SCHEMES, *registered_schemes()})
 

@@ -49,7 +49,7 @@ def file_deadline(store: Any, run_id: str, wait_id: str, deadline: float) -> Non
 def ready_hints(store: Any, prefix: str | None = None) -> dict[str, list[str]]:
     """Hint keys by run id: every run (one ``list``), or one run's (``prefix``)."""
     found: dict[str, list[str]] = {}
-    for key in store.list(prefix or keys.ready_root()):
+    for key in sorted(store.list(prefix or keys.ready_root())):
         parsed = keys.parse_ready_key(key)
         if parsed is not None:
             found.setdefault(parsed[0], []).append(key)
@@ -62,7 +62,7 @@ def due_between(store: Any, since_ms: int, until_ms: int) -> list[DueEntry]:
     if until_ms <= since_ms:
         return entries
     for minute in range(keys.due_minute(since_ms), keys.due_minute(until_ms - 1) + 1):
-        for key in store.list(keys.due_bucket(minute)):
+        for key in sorted(store.list(keys.due_bucket(minute))):
             parsed = keys.parse_due_key(key)
             if parsed is not None and since_ms <= parsed[0] < until_ms:
                 entries.append(DueEntry(parsed[1], parsed[2], parsed[0], key))
@@ -79,7 +79,7 @@ def minutes_between(since_ms: int, until_ms: int) -> int:
 def all_due(store: Any) -> list[DueEntry]:
     """Every deadline entry (one ``list`` of the whole family): for the sweep only."""
     entries = []
-    for key in store.list(keys.due_root()):
+    for key in sorted(store.list(keys.due_root())):
         parsed = keys.parse_due_key(key)
         if parsed is not None:
             entries.append(DueEntry(parsed[1], parsed[2], parsed[0], key))

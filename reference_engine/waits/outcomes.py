@@ -91,7 +91,7 @@ def remove_outcome(store: Any, wait_id: str) -> None:
 
 def list_outcome_ids(store: Any) -> list[str]:
     ids = []
-    for key in store.list(keys.outcomes_root()):
+    for key in sorted(store.list(keys.outcomes_root())):
         wait_id = keys.wait_id_from_key(key)
         if wait_id is not None:
             ids.append(wait_id)

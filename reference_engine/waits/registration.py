@@ -80,7 +80,7 @@ def remove_registration(store: Any, wait_id: str) -> None:
 
 def list_registration_ids(store: Any) -> list[str]:
     ids = []
-    for key in store.list(keys.waits_root()):
+    for key in sorted(store.list(keys.waits_root())):
         wait_id = keys.wait_id_from_key(key)
         if wait_id is not None:
             ids.append(wait_id)

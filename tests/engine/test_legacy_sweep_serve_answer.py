@@ -102,7 +102,7 @@ def test_competing_schedulers_apply_an_answer_once(
     gated = GatedStore(store)
     second = make_engine(store, claim_patience=False)
     passes: list[list[str]] = []
-    gated.at("put_if_absent", point="after_commit", key=f"{keys.claims_prefix('*')}/*",
+    gated.at("put_if_absent", point="after_commit", key=f"{keys.claims_prefix('*')}*",
              do=lambda: passes.append(second.serve_once()))
     first = make_engine(gated, claim_patience=False).serve_once()
     assert first == [view.run_id] and passes == [[]]  # the second saw busy and skipped

@@ -124,7 +124,7 @@ def test_successful_delivery_changes_no_status_no_history_and_takes_no_claim(
     assert _writes(recorder) == [keys.outcome_key(wait_id), keys.ready_key(view.run_id, wait_id)]
     assert {k: v for k, v in after.items() if k in before} == before
     assert engine.show(view.run_id)["status"] == "suspended"
-    assert not any(k.startswith(keys.claims_prefix("")) for k in set(after) - set(before))
+    assert not any(k.startswith(keys.claims_root()) for k in set(after) - set(before))
 
 
 def test_explicit_resume_publishes_one_filtered_event_atomically_and_returns_the_value(
@@ -369,7 +369,7 @@ def test_competing_schedulers_and_manual_resume_are_serialized_by_the_claim(
         except Refusal as refusal:
             refusals.append(refusal.kind)
 
-    gated.at("put_if_absent", point="after_commit", key=f"{keys.claims_prefix(RUN)}/*",
+    gated.at("put_if_absent", point="after_commit", key=f"{keys.claims_prefix(RUN)}*",
              do=compete)
     first = make_engine(gated, claim_patience=False)
     if holder == "manual":
@@ -426,7 +426,7 @@ def test_scheduled_cancellation_at_each_point_keeps_the_lifecycle_rules(
     receipt = owner.answer(RUN, wait_id, YES).receipt.id
     suspended_at = newest_revision(store, RUN).n
     op, key, point = {
-        "acquisition": ("put_if_absent", f"{keys.claims_prefix(RUN)}/*", "before"),
+        "acquisition": ("put_if_absent", f"{keys.claims_prefix(RUN)}*", "before"),
         "answer_claim": ("get", keys.outcome_key(wait_id), "after_commit"),
         "resumed_execution": ("put_if_absent", keys.revision_key(RUN, suspended_at + 2),
                               "after_commit"),

@@ -34,7 +34,7 @@ def answered(engine: Engine) -> AnsweredRun:
 def _point(where: str, answered: AnsweredRun) -> dict[str, Any]:
     """The store call of the resume at which the cancel runs."""
     if where == "acquiring_the_claim":
-        return {"op": "put_if_absent", "key": f"{keys.claims_prefix(RUN)}/*"}
+        return {"op": "put_if_absent", "key": f"{keys.claims_prefix(RUN)}*"}
     if where == "claiming_the_answer":
         return {"op": "get", "key": keys.outcome_key(answered.wait_id)}
     # during execution: the save after the consume (job approve marked succeeded)
@@ -135,7 +135,7 @@ def test_a_scheduler_pass_racing_a_cancel_applies_nothing(
 ) -> None:
     gated = GatedStore(store)
     canceller = make_engine(store)
-    gated.at("put_if_absent", point="before", key=f"{keys.claims_prefix(RUN)}/*",
+    gated.at("put_if_absent", point="before", key=f"{keys.claims_prefix(RUN)}*",
              do=lambda: canceller.cancel(RUN))
     assert make_engine(gated, claim_patience=False).serve_once() == []
     gated.assert_all_gates_used()

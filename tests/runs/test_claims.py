@@ -127,7 +127,7 @@ def test_a_crashed_owner_is_resumed_after_the_lease_goes_stale(
     store: MemoryStore, clock: FakeClock, make_engine: MakeEngine
 ) -> None:
     faulty = FaultyStore(store)
-    faulty.crash("put_if_absent", key=f"{keys.waits_root()}/*")
+    faulty.crash("put_if_absent", key=f"{keys.waits_root()}*")
     with pytest.raises(SimulatedCrash):
         make_engine(faulty).run(approval_workflow(), run_id="r")
     busy = make_engine(store, claim_patience=False)

@@ -82,7 +82,7 @@ def _crash_the_resume(where: str, store: MemoryStore, make_engine: MakeEngine,
         faulty.crash("put_if_absent", key=answered.consume_key, point="after_commit")
     else:  # the run finished; its holder dies on the release of the claim
         assert where == "before_the_claim_is_released", where
-        faulty.crash("put", key=f"{keys.claims_prefix(RUN)}/*", after_calls=0, point="before")
+        faulty.crash("put", key=f"{keys.claims_prefix(RUN)}*", after_calls=0, point="before")
     with pytest.raises(SimulatedCrash):
         make_engine(faulty).resume(RUN)
     assert faulty.crashed

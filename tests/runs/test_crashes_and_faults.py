@@ -146,7 +146,7 @@ def test_crash_after_every_store_call_of_signal() -> None:
 def test_the_engine_is_right_when_the_store_misreports_the_winner(
     fault: str, family: str, clock: FakeClock
 ) -> None:
-    pattern = {"outcomes": keys.outcome_key("*"), "claims": f"{keys.claims_prefix('*')}/*",
+    pattern = {"outcomes": keys.outcome_key("*"), "claims": f"{keys.claims_prefix('*')}*",
                "runs": keys.revision_key(RUN, 2).rsplit("/", 1)[0] + "/*",
                "waits": keys.wait_key("*")}[family]
     store = MemoryStore()

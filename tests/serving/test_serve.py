@@ -390,7 +390,7 @@ def test_dw_resume_takes_over_a_dead_owners_claim_across_cli_calls(tmp_path: Pat
     view = engine.run(gate_workflow(after="support.answer_steps:answer_shaped"))
     receipt = engine.answer(view.run_id, view.waits[0].wait_id, YES).receipt.id
     dying = FaultyStore(open_store(uri))
-    dying.crash("put_if_absent", key=f"{keys.runs_root()}/*", point="before")
+    dying.crash("put_if_absent", key=f"{keys.runs_root()}*", point="before")
     with pytest.raises(SimulatedCrash):  # the owner dies holding the claim, before the consume
         Engine(dying, clock).resume(view.run_id)
     env = _env(tmp_path, **clock.env)

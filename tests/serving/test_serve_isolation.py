@@ -204,7 +204,7 @@ def test_a_run_whose_resume_fails_is_reported_and_the_pass_goes_on(
 ) -> None:
     owner, bad, good = _bad_and_good(store, make_engine)
     faulty = FaultyStore(store)
-    faulty.inject("put_if_absent", "raise-before", key=keys.revisions_prefix(bad) + "/*")
+    faulty.inject("put_if_absent", "raise-before", key=keys.revisions_prefix(bad) + "*")
     lines: list[str] = []
     scheduler = make_engine(faulty, claim_patience=False, progress=lines.append)
     assert scheduler.serve_once() == [good]

@@ -285,3 +285,29 @@ def test_a_dropped_handle_ends_its_child() -> None:
     del store
     gc.collect()
     assert proc.returncode is not None and proc.pid not in live_children()
+
+
+# -- the prefix of list ------------------------------------------------------------------------
+
+ECHO_PREFIX_CHILD = """
+import sys
+from reference_engine.stores.exec.child import serve_stdio
+from reference_engine.stores.memory import MemoryStore
+
+class EchoPrefix(MemoryStore):
+    def list(self, prefix):
+        return ["asked/" + prefix.replace("/", "|")]
+
+sys.exit(serve_stdio(EchoPrefix(), "echo-prefix", {}))
+"""
+
+
+def test_the_client_sends_the_list_prefix_exactly_as_given() -> None:
+    # The child answers with the prefix it received, its "/" spelled "|": a client that
+    # dropped or added a trailing "/" would show it here.
+    store = start_child([sys.executable, "-c", ECHO_PREFIX_CHILD])
+    try:
+        assert [store.list(p) for p in ("", "a", "a/", "a/b/")] == [
+            ["asked/"], ["asked/a"], ["asked/a|"], ["asked/a|b|"]]
+    finally:
+        store.close()

@@ -122,8 +122,8 @@ BROKEN_CASES = {
         "test_handles_racing_to_create_one_key_have_exactly_one_winner",
     }),
     "name_prefix_list.ts": ("test_store_list.py", {
-        "test_list_never_returns_a_name_prefixed_sibling_or_the_prefix_key_itself",
-        "test_list_of_a_prefix_with_nothing_under_it_is_empty",
+        "test_list_of_a_slash_ending_prefix_returns_every_key_under_it_in_full",
+        "test_list_returns_keys_at_every_depth_below_the_prefix",
     }),
 }
 

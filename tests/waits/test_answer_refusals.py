@@ -44,7 +44,7 @@ def refused_without_writes(store: Any, act: Callable[[], object], kind: str, *,
     def kept(found: dict[str, bytes]) -> dict[str, bytes]:
         if not claims_may_change:
             return found
-        return {k: v for k, v in found.items() if not k.startswith(keys.claims_prefix(""))}
+        return {k: v for k, v in found.items() if not k.startswith(keys.claims_root())}
 
     before = snapshot(store)
     with pytest.raises(Refusal) as refused:

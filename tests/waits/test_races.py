@@ -24,8 +24,8 @@ from reference_engine.refusals import Refusal
 from reference_engine.stores.fs import FsStore
 from reference_engine.stores.memory import MemoryStore
 
-OUTCOMES = f"{keys.outcomes_root()}/*"
-WAITS = f"{keys.waits_root()}/*"
+OUTCOMES = f"{keys.outcomes_root()}*"
+WAITS = f"{keys.waits_root()}*"
 
 
 def _outcome_kind(store: Any, wait_id: str) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 
 from dw_testing.selftest.mutants.base import CorrectStore
 from reference_engine.stores.keys import is_under
@@ -72,3 +73,44 @@ class FirstPageList(CorrectStore):
 
     def list(self, prefix: str) -> list[str]:
         return super().list(prefix)[:BACKEND_PAGE_SIZE]
+
+
+class LikeMatchedList(CorrectStore):
+    """``list`` asks a SQL ``LIKE '<prefix>%'`` with the prefix unescaped, as a SQL adapter
+    that forgets ``ESCAPE`` does: ``%`` and ``_`` in the prefix match any text, so
+    ``list("p_/")`` also finds ``pb/x``."""
+
+    def list(self, prefix: str) -> list[str]:
+        self.checked_prefix(prefix)
+        pattern = re.compile("".join(
+            ".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in prefix),
+            re.DOTALL)
+        with self.backing.lock:
+            return sorted(k for k in self.backing.records if pattern.match(k))
+
+
+class ListIncludesThePrefixKey(CorrectStore):
+    """``list("a/b/")`` also returns the key ``a/b`` itself, as a filesystem adapter that
+    strips the ``/`` and lists the path it names, file or directory, does."""
+
+    def list(self, prefix: str) -> list[str]:
+        normalised = self.checked_prefix(prefix)
+        with self.backing.lock:
+            return sorted(k for k in self.backing.records
+                          if is_under(k, normalised) or (normalised and k == normalised))
+
+
+class DuplicatingList(CorrectStore):
+    """``list`` names a key once per write it kept, as an adapter listing every version of an
+    object (S3 ``ListObjectVersions``) does: a key written twice is listed twice."""
+
+    def put(self, key: str, data: bytes) -> None:
+        super().put(key, data)
+        with self.backing.lock:
+            self.backing.in_flight[self.checked_key(key, "put")]["versions"] += 1
+
+    def list(self, prefix: str) -> list[str]:
+        keys = super().list(prefix)
+        with self.backing.lock:
+            return [k for k in keys
+                    for _ in range(max(1, self.backing.in_flight[k]["versions"]))]

@@ -1,29 +1,24 @@
 /**
- * BROKEN on purpose: list() matches the prefix as a string, not by whole segments, so
- * list("a") also returns "ab" and "a-b"; the suite's list tests must catch it.
+ * BROKEN on purpose: list() drops the prefix's trailing "/" and matches the rest as a
+ * string, so list("r/list/") also returns "r/listing". Even for a "/"-ending prefix it is
+ * wrong (C-LIST-3); the suite's list tests must catch it.
  *
- *   deno run -A examples/typescript/broken/name_prefix_list.ts [ROOT]
+ *   deno run -A examples/typescript/broken/name_prefix_list.ts ROOT
  */
-import {
-  byCodePoint,
-  checkPrefix,
-  serve,
-  type ServeOptions,
-} from "../../../reference_engine/stores/exec/shim/dw_store_shim.js";
-import fsOptions, { FsStore } from "../fs_store.ts";
+import { checkPrefix, serve, type ServeOptions } from "../../../reference_engine/stores/exec/shim/dw_store_shim.js";
+import mapOptions, { MapStore, openRoot } from "../map_store.ts";
 
-class NamePrefixListStore extends FsStore {
+class NamePrefixListStore extends MapStore {
   override async list(prefix: string): Promise<string[]> {
-    checkPrefix(prefix); // refuses bad prefixes like the real store: only the match is wrong
-    const everything = await super.list("");
-    return everything.filter((key) => key.startsWith(prefix)).sort(byCodePoint);
+    const name = checkPrefix(prefix); // the prefix without its trailing "/"
+    return (await super.list("")).filter((key) => key.startsWith(name));
   }
 }
 
 const options: ServeOptions = {
-  ...fsOptions,
+  ...mapOptions,
   name: "name-prefix-list-ts",
-  open: async (args) => new NamePrefixListStore((await fsOptions.open(args) as FsStore).root),
+  open: async (args) => new NamePrefixListStore(await openRoot(args[0])),
 };
 export default options;
 

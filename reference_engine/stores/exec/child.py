@@ -29,11 +29,20 @@ from reference_engine.stores.exec.protocol import (
 )
 
 # What the suite cannot guess from a reference served by another process.
+# The built-in stores list by whole segments, sorted (segment_prefixes, sorted_list).
+_BUILTIN_LIST = {"segment_prefixes": True, "sorted_list": True}
 _SCHEME_CAPABILITIES: dict[str, dict[str, bool]] = {
     # memory:// lives in this process alone: a second child is a second, empty store.
-    "memory": {"cross_handle": False, "cross_process": False, "durable_reopen": False},
-    "file": {"cross_handle": True, "cross_process": True, "durable_reopen": True},
-    "sqlite": {"cross_handle": True, "cross_process": True, "durable_reopen": True},
+    "memory": {"cross_handle": False, "cross_process": False, "durable_reopen": False,
+               **_BUILTIN_LIST},
+    "file": {"cross_handle": True, "cross_process": True, "durable_reopen": True,
+             **_BUILTIN_LIST},
+    "sqlite": {"cross_handle": True, "cross_process": True, "durable_reopen": True,
+               **_BUILTIN_LIST},
+    # A factory is taken to reach one shared backing store; its list promises nothing more.
+    "factory": {"cross_handle": True, "cross_process": True, "durable_reopen": True},
+    "s3": dict(_BUILTIN_LIST),
+    "gs": dict(_BUILTIN_LIST),
 }
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -52,7 +61,7 @@ def default_capabilities(reference: str) -> dict[str, bool]:
     default it is taken to reach one shared backing store, like a file or a database.
     """
     scheme = scheme_of(reference)
-    return dict(_SCHEME_CAPABILITIES.get("file" if scheme == "factory" else scheme, {}))
+    return dict(_SCHEME_CAPABILITIES.get(scheme, {}))
 
 
 def declared_capabilities(reference: str) -> dict[str, bool]:

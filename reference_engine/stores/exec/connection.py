@@ -111,22 +111,33 @@ class ChildConnection:
 
     # -- reading ---------------------------------------------------------------------------
 
+    # Each reader closes its own pipe when it is done, however the handle ended (closed,
+    # killed, broken, or dropped by a failing test): descriptors never outlive the child.
+
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
-        for raw in iter(self.proc.stderr.readline, b""):
-            self._stderr.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        try:
+            for raw in iter(self.proc.stderr.readline, b""):
+                self._stderr.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stderr.close()
 
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
-        for raw in iter(self.proc.stdout.readline, b""):
-            if not self._handshake.done():
-                self._handshake.set_result(raw)
-                continue
-            problem = self._dispatch(raw)
-            if problem is not None:
-                self.fail(problem)
-                return
-        self._on_eof()
+        try:
+            for raw in iter(self.proc.stdout.readline, b""):
+                if not self._handshake.done():
+                    self._handshake.set_result(raw)
+                    continue
+                problem = self._dispatch(raw)
+                if problem is not None:
+                    self.fail(problem)
+                    return
+            self._on_eof()
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdout.close()
 
     def _dispatch(self, raw: bytes) -> str | None:
         """Hand one reply line to its waiting call; the fault's description if it is bad."""

@@ -19,7 +19,9 @@ export type Capability =
   | "cross_process"
   | "durable_reopen"
   | "large_values"
-  | "distinguishes_conflict";
+  | "distinguishes_conflict"
+  | "segment_prefixes"
+  | "sorted_list";
 
 export interface ServeOptions {
   /** The store's name in reports. */
