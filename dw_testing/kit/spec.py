@@ -19,6 +19,8 @@ CAPABILITIES: Mapping[str, str] = MappingProxyType({
     "durable_reopen": "records survive closing every handle and opening a new one",
     "large_values": "values of 1 MiB round-trip",
     "distinguishes_conflict": "an in-flight conflict is retried or raised, never reported False",
+    "segment_prefixes": "list with a prefix not ending in / matches whole segments only",
+    "sorted_list": "list returns its keys sorted by code point",
 })
 
 
@@ -41,6 +43,14 @@ def check_capability_names(declared: Mapping[str, object], *, where: str) -> Non
         raise UnknownCapability(f"{where} declares {unknown}")
 
 
+# What the built-in stores (memory, file, sqlite, s3, gs) promise of list beyond the core
+# clause; a store of another author's makes no such promise unless it declares it.
+BUILTIN_LIST_CAPABILITIES: Mapping[str, bool] = MappingProxyType({
+    "segment_prefixes": True,
+    "sorted_list": True,
+})
+
+
 def default_capabilities(sample_store: object, uri: str | None) -> dict[str, bool]:
     scheme = (uri or "").split("://", 1)[0].lower() if uri and "://" in uri else ""
     local_durable = scheme in ("file", "sqlite") or (bool(uri) and "://" not in (uri or "")
@@ -52,6 +62,8 @@ def default_capabilities(sample_store: object, uri: str | None) -> dict[str, boo
         "durable_reopen": local_durable,
         "large_values": True,
         "distinguishes_conflict": True,
+        "segment_prefixes": False,
+        "sorted_list": False,
     }
 
 

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from dw_testing.kit.spec import StoreSpec
+from dw_testing.kit.spec import BUILTIN_LIST_CAPABILITIES, StoreSpec
 from dw_testing.plugin.catalogue.entries import CatalogueError, Provider, check_capabilities
 from reference_engine.stores.async_adapter import adapt_if_async
 from reference_engine.stores.contract import close_store
@@ -31,7 +31,8 @@ def memory_provider(session: str, name: str = "") -> Provider:
     def provide() -> Iterator[StoreSpec]:
         from reference_engine.stores.memory import MemoryStore
 
-        yield StoreSpec(factory=lambda: MemoryStore(space), uri=f"memory://{space}", name="memory")
+        yield StoreSpec(factory=lambda: MemoryStore(space), uri=f"memory://{space}",
+                        capabilities=dict(BUILTIN_LIST_CAPABILITIES), name="memory")
 
     return provide
 
@@ -51,7 +52,8 @@ def temporary_file_store() -> Iterator[StoreSpec]:
     """A filesystem store in a temporary directory, removed at the end (fsync off)."""
     with tempfile.TemporaryDirectory(prefix="dw-file-") as root:
         uri = f"file://{root}?fsync=0"
-        yield StoreSpec(factory=lambda: open_store(uri), uri=uri, name="file")
+        yield StoreSpec(factory=lambda: open_store(uri), uri=uri,
+                        capabilities=dict(BUILTIN_LIST_CAPABILITIES), name="file")
 
 
 @contextlib.contextmanager
@@ -59,7 +61,8 @@ def temporary_sqlite_store() -> Iterator[StoreSpec]:
     """A SQLite store in a temporary database, removed at the end."""
     with tempfile.TemporaryDirectory(prefix="dw-sqlite-") as root:
         uri = f"sqlite:///{root}/dw.db"
-        yield StoreSpec(factory=lambda: open_store(uri), uri=uri, name="sqlite")
+        yield StoreSpec(factory=lambda: open_store(uri), uri=uri,
+                        capabilities=dict(BUILTIN_LIST_CAPABILITIES), name="sqlite")
 
 
 def exec_provider(reference: str, label: str) -> Provider:

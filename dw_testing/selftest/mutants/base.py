@@ -28,6 +28,10 @@ MEMORY_CAPABILITIES: Mapping[str, bool] = {
     "durable_reopen": True,
     "large_values": True,
     "distinguishes_conflict": True,
+    # The correct store lists like the built-in stores, so the list mutants are judged on
+    # whole segments and order too.
+    "segment_prefixes": True,
+    "sorted_list": True,
 }
 
 Provider = Callable[[], AbstractContextManager[StoreSpec]]
