@@ -11,13 +11,15 @@ from __future__ import annotations
 from typing import cast
 
 import pytest
+from hypothesis import Phase
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.models.differential import DifferentialStoreMachine
-from dw_testing.plugin.profiles import active_settings, seeded, session_seed
+from dw_testing.plugin.profiles import active_profile, active_settings, seeded, session_seed
 
 pytestmark = [pytest.mark.dw_store_contract]
+PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
 
 
 @pytest.mark.dw_clause("C-KEY-2", "C-KEY-3", "C-VAL-1", "C-GET-1", "C-PUT-1", "C-DEL-1",
@@ -33,6 +35,11 @@ def test_every_answer_of_the_store_matches_the_model(
         dw_spec.factory, capabilities=dw_caps, namespace=f"{_dw_prefix}/model",
         seed_note=note)
     factory = cast(type[RuleBasedStateMachine], seeded(machine))
-    run_state_machine_as_test(factory, settings=active_settings())
+    # No explain phase: it traces coverage over hundreds of replays (tens of seconds) to
+    # annotate the program, which the clause in the message already explains. Under the
+    # quick profile (a first look, and the kill matrix's) a failure is not shrunk either:
+    # shrinking costs seconds, and ci or thorough shrink it to the shortest program.
+    phases = PHASES if active_profile() != "quick" else PHASES[:-1]
+    run_state_machine_as_test(factory, settings=active_settings(phases=phases))
 
 
