@@ -121,3 +121,29 @@ def test_the_spectrum_holds_every_class_and_values_stay_bytes(
 ) -> None:
     assert len(found) >= 20 and all(key_problem(k) is None for k in found)
     assert isinstance(value, bytes) and len(value) <= 4096
+
+
+@pytest.mark.parametrize("phases", [
+    pytest.param((Phase.explicit, Phase.generate), id="as-drawn"),
+    # Shrinking the spectrum takes seconds per run: the shrunk replay is in the slow run.
+    pytest.param((Phase.explicit, Phase.generate, Phase.shrink), id="shrunk",
+                 marks=pytest.mark.slow),
+])
+def test_one_seed_replays_the_same_failure_on_a_deterministic_broken_store(
+    phases: tuple[Phase, ...],
+) -> None:
+    from hypothesis import seed
+
+    from dw_testing.selftest.mutants.generated import ALL_MEMBERS
+
+    broken = ALL_MEMBERS["gen_list_missing_cjk"][3]
+    shrinking = settings(QUICK, derandomize=False, phases=phases)
+    seen = []
+    for _ in range(2):
+        backing = Backing()
+        machine = seed(20261203)(machine_for(lambda b=backing: broken(b)))
+        with pytest.raises(AssertionError) as caught:
+            run_state_machine_as_test(machine, settings=shrinking)
+        seen.append("\n".join([str(caught.value), *getattr(caught.value, "__notes__", [])]))
+    assert seen[0] == seen[1]
+    assert seen[0].startswith("C-LIST-1")
