@@ -23,10 +23,16 @@ def result_text(op: Operation) -> str:
     if op.indeterminate:
         return f"raised {op.error or 'an error'} (may have applied)"
     if op.op == "put_if_absent":
-        return str(bool(op.result))
+        # A None or 1 is not False or True: the contract's create answers a real bool.
+        return str(op.result) if isinstance(op.result, bool) else (
+            f"{type(op.result).__name__} (not a bool)")
     if op.op == "get":
-        return "None" if op.result is None else digest(
-            op.result if isinstance(op.result, bytes) else None)
+        if op.result is None:
+            return "None"
+        # Labelled by its type, never by its contents: a memoryview equals bytes, yet
+        # breaks a caller that decodes it.
+        return digest(op.result) if isinstance(op.result, bytes) else (
+            f"{type(op.result).__name__} (not bytes)")
     return "ok"
 
 

@@ -111,7 +111,16 @@ class CollectionHooks:
         for entry in self.session.entries:
             if entry.name not in crossing:
                 continue
-            if not stores.capabilities(entry).get("cross_process", False):
+            try:
+                declared = stores.capabilities(entry)
+            except Exception as exc:
+                # One line naming the store and the exception's class, not a traceback
+                # through the plugin; its text is left out, as it may quote a secret.
+                pytest.exit(f"dw-testing: store {entry.name!r} could not be opened: its "
+                            f"factory or provider raised {type(exc).__name__}; call it "
+                            "yourself to see why",
+                            returncode=pytest.ExitCode.USAGE_ERROR)
+            if not declared.get("cross_process", False):
                 continue
             problem = cross_process_problem(entry.name, stores.spec(entry))
             if problem is not None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dw_testing.plugin.clauses import Clause, read_clauses
-from dw_testing.selftest.mutants import STORE_MUTANTS, MutantInfo
+from dw_testing.selftest.mutants import GENERATED_MUTANTS, STORE_MUTANTS, MutantInfo
 
 MARKER = "dw_clause"  # the plugin's marker (dw_testing.plugin.clauses.MARKER)
 BEGIN = "<!-- BEGIN GENERATED: clause table"
@@ -96,10 +96,26 @@ def scan_tests(root: Path, directory: str) -> list[CitingTest]:
 
 
 def all_mutants() -> list[MutantInfo]:
-    """Store mutants, then engine variants."""
+    """Store mutants, the generated families, then engine variants."""
     from dw_testing.selftest.engine_variants import ENGINE_VARIANTS
 
-    return [*STORE_MUTANTS.values(), *ENGINE_VARIANTS.values()]
+    return [*STORE_MUTANTS.values(), *GENERATED_MUTANTS.values(), *ENGINE_VARIANTS.values()]
+
+
+FAMILY_PATTERNS = {"gen_key": "gen_key_<class>_<position>", "gen_list": "gen_list_<break>_<class>",
+                   "gen_value": "gen_value_<byte class>"}
+
+
+def _mutant_lines(mutants: Sequence[MutantInfo]) -> list[str]:
+    """One row per hand-written mutant, one per generated family (with its size)."""
+    lines = [f"| {m.level} mutant | `{m.name}` |" for m in mutants if not m.family]
+    families: dict[str, int] = {}
+    for mutant in mutants:
+        if mutant.family:
+            families[mutant.family] = families.get(mutant.family, 0) + 1
+    lines += [f"| generated mutant family | `{FAMILY_PATTERNS.get(name, name)}` "
+              f"({count} stores) |" for name, count in families.items()]
+    return lines
 
 
 def build_rows(clauses: Sequence[Clause], tests: Sequence[CitingTest],
@@ -125,7 +141,7 @@ def render_table(rows: Sequence[ClauseRow]) -> str:
                  "| checked or proven by | name |", "|---|---|"]
         lines += [f"| suite test | `{t}` |" for t in row.suite_tests]
         lines += [f"| project test | `{t}` |" for t in row.project_tests]
-        lines += [f"| {m.level} mutant | `{m.name}` |" for m in row.mutants]
+        lines += _mutant_lines(row.mutants)
         if not row.mutants:
             lines.append("| mutant | none: the project's own tests check this clause on the "
                          "built-in stores, the engine and the plugin |")

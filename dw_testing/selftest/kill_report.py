@@ -16,7 +16,7 @@ from dw_testing.report.html_page import html_path
 from dw_testing.report.schema import SCHEMA_VERSION
 from dw_testing.report.writer import write
 from dw_testing.selftest.killmatrix import KillMatrix, short_name
-from dw_testing.selftest.mutants import STORE_MUTANTS
+from dw_testing.selftest.mutants import GENERATED_MUTANTS, STORE_MUTANTS
 
 SELF_TEST_COMMAND = "dw conformance --self-test"
 
@@ -27,7 +27,7 @@ def _defect(name: str, level: str) -> str:
 
         variant = VARIANTS.get(name)
         return variant.defect if variant is not None else ""
-    info = STORE_MUTANTS.get(name)
+    info = STORE_MUTANTS.get(name) or GENERATED_MUTANTS.get(name)
     return info.defect_doc if info is not None else ""
 
 

@@ -29,7 +29,7 @@ from statistics import median
 from typing import Any
 
 from dw_testing.plugin.suite import SuiteMissing, suite_dir
-from dw_testing.selftest.mutants import STORE_MUTANTS, MutantInfo
+from dw_testing.selftest.mutants import GENERATED_MUTANTS, STORE_MUTANTS, MutantInfo
 from dw_testing.selftest.runner import SuiteRun
 
 KILLED = "FAIL"
@@ -112,13 +112,15 @@ class KillMatrix:
 
 
 def store_mutants(names: Iterable[str] | None = None) -> list[MutantInfo]:
-    """The store-level mutants to run (all of them by default), in registry order."""
-    chosen = list(STORE_MUTANTS) if names is None else list(names)
-    unknown = sorted(set(chosen) - set(STORE_MUTANTS))
+    """The store-level mutants to run (all of them by default, the generated families
+    after the hand-written ones), in registry order."""
+    known = {**STORE_MUTANTS, **GENERATED_MUTANTS}
+    chosen = list(known) if names is None else list(names)
+    unknown = sorted(set(chosen) - set(known))
     if unknown:
         raise KeyError(f"unknown mutant(s) {', '.join(unknown)}; known: "
-                       f"{', '.join(STORE_MUTANTS)}")
-    return [STORE_MUTANTS[name] for name in chosen if STORE_MUTANTS[name].level == "store"]
+                       f"{', '.join(known)}")
+    return [known[name] for name in chosen if known[name].level == "store"]
 
 
 def suite_run(mutants: Sequence[MutantInfo], workdir: Path, *, profile: str = "quick",
@@ -368,7 +370,7 @@ def render(matrix: KillMatrix, listed: Mapping[str, str] | None = None) -> list[
                    "suite time to first kill", "quickest killing test"):
         summary.add_column(column, no_wrap=column != "first test that killed it")
     for mutant in matrix.mutants:
-        info = STORE_MUTANTS.get(mutant)
+        info = STORE_MUTANTS.get(mutant) or GENERATED_MUTANTS.get(mutant)
         first = matrix.first_kill(mutant)
         summary.add_row(
             numbered[mutant], mutant, info.section if info else "",

@@ -22,7 +22,7 @@ from dw_testing.selftest.killmatrix import (
     unkillable_tests,
     unlisted_useless_tests,
 )
-from dw_testing.selftest.mutants import STORE_MUTANTS
+from dw_testing.selftest.mutants import GENERATED_MUTANTS, STORE_MUTANTS
 from reference_engine.stores.async_adapter import adapt_if_async
 from reference_engine.stores.contract import close_store
 from reference_engine.stores.registry import load_object
@@ -61,11 +61,23 @@ def matrix(record_testsuite_property: Callable[[str, object], None]) -> Iterator
 
 
 def test_every_store_mutant_is_killed(matrix: KillMatrix) -> None:
-    assert set(matrix.mutants) == set(STORE_MUTANTS)
+    known = {**STORE_MUTANTS, **GENERATED_MUTANTS}
+    assert set(matrix.mutants) == set(known)
     survivors = matrix.survivors()
     assert not survivors, "the store suite let these mutants pass:\n" + "\n".join(
-        f"- {name}: {STORE_MUTANTS[name].defect_doc}" for name in survivors
+        f"- {name}: {known[name].defect_doc}" for name in survivors
     )
+
+
+def test_every_generated_family_is_in_the_matrix_and_killed_by_the_model(
+    matrix: KillMatrix,
+) -> None:
+    model = ("conformance/test_store_differential.py::"
+             "test_every_answer_of_the_store_matches_the_model")
+    families = {info.family for info in GENERATED_MUTANTS.values()}
+    assert families == {"gen_key", "gen_list", "gen_value"}
+    spared = [name for name in GENERATED_MUTANTS if matrix.outcomes.get((name, model)) != "FAIL"]
+    assert not spared, f"the differential model let these generated mutants pass: {spared}"
 
 
 def test_every_store_level_test_kills_a_mutant_or_is_listed_as_unkillable(

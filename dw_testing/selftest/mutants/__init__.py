@@ -24,6 +24,7 @@ from dw_testing.selftest.mutants.create import (
     SameValueWinsAgain,
 )
 from dw_testing.selftest.mutants.delete import DeleteBlocksRecreate, DeleteMissingRaises
+from dw_testing.selftest.mutants.generated import REGISTERED as _GENERATED
 from dw_testing.selftest.mutants.keys import (
     AcceptsTraversalKeys,
     CannotNestKeys,
@@ -106,8 +107,9 @@ _OWN_PROVIDERS: dict[str, Provider] = {
 
 #: The provider of each store mutant, by name.
 PROVIDERS: Mapping[str, Provider] = MappingProxyType({
-    name: _OWN_PROVIDERS.get(name) or memory_provider(name, cls)
-    for name, cls, _, _ in _STORE_DEFECTS
+    **{name: _OWN_PROVIDERS.get(name) or memory_provider(name, cls)
+       for name, cls, _, _ in _STORE_DEFECTS},
+    **{name: memory_provider(name, cls) for name, (_, _, _, cls) in _GENERATED.items()},
 })
 
 
@@ -136,10 +138,22 @@ STORE_MUTANTS: dict[str, MutantInfo] = {
     for name, cls, section, clauses in _STORE_DEFECTS
 }
 
+#: The generated families (:mod:`dw_testing.selftest.mutants.generated`): each member passes
+#: the suite without the differential model, and the kill matrix runs them beside the
+#: hand-written mutants. Apart from :data:`STORE_MUTANTS`, which the engine-level matrix
+#: also runs: their defects are in key characters, list order and value bytes that no
+#: engine key or record holds.
+GENERATED_MUTANTS: dict[str, MutantInfo] = {
+    name: MutantInfo(name, _doc(cls), f"{PUBLIC_MODULE}:{name}", section, clauses=clauses,
+                     family=family)
+    for name, (family, section, clauses, cls) in _GENERATED.items()
+}
+
 __all__ = [
     "BACKING_CLASSES",
     "PROVIDERS",
     "STORE_MUTANTS",
+    "GENERATED_MUTANTS",
     "CorrectStore",
     "MutantInfo",
     "MutantLevel",

@@ -15,7 +15,8 @@ class MutantInfo:
     ``target`` is what ``--dw-store`` (level ``"store"``) or the engine-variant option
     (level ``"engine"``) accepts; ``section`` groups the defects (Create, Read and write,
     Delete, List, Keys, Engine variants); ``clauses`` are the ids of the clauses of
-    ``docs/contract.md`` the defect breaks, which the tests that kill it check.
+    ``docs/contract.md`` the defect breaks, which the tests that kill it check; ``family``
+    names the generated family of a generated mutant (``""`` for a hand-written one).
     """
 
     name: str
@@ -24,3 +25,5 @@ class MutantInfo:
     section: str
     level: MutantLevel = "store"
     clauses: tuple[str, ...] = ()
+    # A generated family this mutant belongs to (dw_testing.selftest.mutants.generated).
+    family: str = ""
