@@ -155,14 +155,15 @@ def test_list_treats_matcher_syntax_in_a_prefix_literally(
 
 @pytest.mark.dw_clause("C-LIST-4")
 @pytest.mark.dw_requires("segment_prefixes")
+@pytest.mark.parametrize("prefix", ["r/list", "r/list/"], ids=["no-slash", "trailing-slash"])
 def test_list_matches_whole_segments_with_or_without_a_trailing_slash(
-    dw_store: Any, dw_caps: dict[str, bool],
+    dw_store: Any, dw_caps: dict[str, bool], prefix: str,
 ) -> None:
     _write(dw_store, KEYS)
     expected = ["r/list/a", "r/list/nested/b"]
-    assert listed(dw_store, "r/list", dw_caps) == expected, (
-        "the store declares segment_prefixes, so list('r/list') must answer as "
-        "list('r/list/') does"
+    assert listed(dw_store, prefix, dw_caps) == expected, (
+        f"the store declares segment_prefixes, so list({prefix!r}) must answer as "
+        "list('r/list/') does: every key under the segment, and no name-prefixed sibling"
     )
 
 

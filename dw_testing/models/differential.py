@@ -245,9 +245,9 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
         self._check_list(handle, "")
 
     def _check_list(self, handle: str, prefix: str) -> None:
-        inner = f"{self.space}/{prefix}"
         call = f"list({prefix!r}) on {handle}"
-        result = self.opened[handle].list(inner)
+        # the prefix is bare only where the store declares segment_prefixes (list_under)
+        result = self.opened[handle].list(f"{self.space}/{prefix}")
         if isinstance(result, list | tuple):
             cut = len(self.space) + 1
             result = [k[cut:] if isinstance(k, str) and k.startswith(f"{self.space}/")

@@ -213,6 +213,11 @@ class Program:
                 data[f"inputs.{name}"] = inputs[name]
         if self.uses_item:
             data["item"] = context.get("item")
+        if _holds_nul(data):
+            # The CEL runtime cuts text at U+0000: it would answer for a shorter, other value.
+            raise CelRuntimeError(f"the expression {_quoted(self.text)} reads data holding a "
+                                  "NUL character (U+0000), which CEL cannot carry; remove or "
+                                  "replace it in a step before the expression reads it")
         token = _JOBS.set(context.get("jobs") or {})
         try:
             value = self.compiled.eval(data=data)
@@ -272,6 +277,17 @@ def _runtime_reason(message: str) -> str:
         return (f"{shown(first, 100)}; guard a path that may be missing with has(a.b) "
                 "or 'b' in a")
     return shown(first, 140)
+
+
+def _holds_nul(value: Any) -> bool:
+    """Whether any text in ``value``, a key or a string, holds U+0000."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_nul(v) for v in value)
+    return False
 
 
 def _fit(value: Any) -> Any:
@@ -361,4 +377,5 @@ def compile_old(text: str, *, condition: bool = False) -> Program:
     return Program(text=text, source=source, result_type=_type_name(compiled),
                    inputs=parsed.inputs, steps=parsed.steps, jobs=parsed.jobs,
                    failed_jobs=parsed.failed_jobs, uses_item=parsed.uses_item, old=True,
+                   roots=tuple(sorted({r for r in _ROOT.findall(source) if r != "item"})),
                    compiled=compiled)

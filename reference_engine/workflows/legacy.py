@@ -335,8 +335,10 @@ def _literal(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
+    if isinstance(value, int) and -2**63 <= value < 2**63:
         return str(value)
+    if isinstance(value, int):  # past CEL's 64 bits: a double, as JSON would read it
+        value = float(value)
     if isinstance(value, float):
         text = repr(value)
         return text if any(c in text for c in ".en") else text + ".0"

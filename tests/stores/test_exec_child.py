@@ -48,12 +48,18 @@ def test_the_server_stops_on_a_bad_request_line() -> None:
     assert code == 2 and replies == []
 
 
+LISTS = {"segment_prefixes": True, "sorted_list": True}
+
+
 @pytest.mark.parametrize(("reference", "expected"), [
-    ("memory://", {"cross_handle": False, "cross_process": False, "durable_reopen": False}),
-    ("file:///tmp/x", {"cross_handle": True, "cross_process": True, "durable_reopen": True}),
-    ("./.dw", {"cross_handle": True, "cross_process": True, "durable_reopen": True}),
+    ("memory://", {"cross_handle": False, "cross_process": False, "durable_reopen": False,
+                   **LISTS}),
+    ("file:///tmp/x", {"cross_handle": True, "cross_process": True, "durable_reopen": True,
+                       **LISTS}),
+    ("./.dw", {"cross_handle": True, "cross_process": True, "durable_reopen": True, **LISTS}),
+    # a factory's list promises only what the factory itself declares
     ("pkg.mod:factory", {"cross_handle": True, "cross_process": True, "durable_reopen": True}),
-    ("s3://bucket/p", {}),
+    ("s3://bucket/p", LISTS),
 ])
 def test_capabilities_follow_the_served_scheme(reference: str, expected: dict[str, bool]) -> None:
     assert default_capabilities(reference) == expected
@@ -68,7 +74,7 @@ def test_the_child_announces_itself_and_honours_declared_capabilities(tmp_path: 
     hello = Handshake.decode(done.stdout.splitlines()[0])
     assert hello == Handshake(store="mine", put_if_absent=True, capabilities={
         "cross_handle": True, "cross_process": True, "durable_reopen": True,
-        "large_values": False})
+        "large_values": False, **LISTS})
 
 
 def test_a_store_that_cannot_open_exits_1_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
