@@ -11,6 +11,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
+from dw_testing.kit.key_grammar import in_class
 from dw_testing.models.differential import DifferentialStoreMachine
 from dw_testing.models.verdicts import (
     created_problem,
@@ -20,6 +21,7 @@ from dw_testing.models.verdicts import (
 )
 from dw_testing.selftest.mutants.base import MEMORY_CAPABILITIES, Backing, CorrectStore
 from dw_testing.strategies import (
+    CHARACTER_CLASSES,
     LOSSY_TREATMENTS,
     cut_prefix,
     is_valid_key,
@@ -119,7 +121,11 @@ def test_drawn_keys_twins_and_prefixes_are_what_the_contract_allows(
 def test_the_spectrum_holds_every_class_and_values_stay_bytes(
     found: list[str], value: bytes,
 ) -> None:
-    assert len(found) >= 20 and all(key_problem(k) is None for k in found)
+    assert all(key_problem(k) is None for k in found)
+    for name in CHARACTER_CLASSES:
+        first, _, last = next(k for k in found if in_class(k[0], name)).partition("/")
+        assert all(in_class(ch, name) for ch in first + last) and len(first) == 3
+        assert len(last) == 1 or (last == first == "..."), "alone in a segment where it may be"
     assert isinstance(value, bytes) and len(value) <= 4096
 
 
