@@ -135,9 +135,9 @@ def keys(draw: st.DrawFn, *, max_bytes: int = MAX_KEY_BYTES, max_depth: int = 6,
 def spectrum_keys(draw: st.DrawFn, *, max_bytes: int = MAX_KEY_BYTES) -> list[str]:
     """One key per character class, built from one drawn character ``c`` of it: ``ccc/c``,
     the class first, inside and last in a segment and alone in a last one, so every class
-    meets every position in one listing, and ``0/c`` for the class that sorts last. (One key, not two: the spectrum opens every
-    example, and on a remote store its calls are most of the model's time.) Keys longer
-    than ``max_bytes`` are left out."""
+    meets every position in one listing, and ``0/c`` for the class that sorts last. (Few
+    keys: the spectrum opens every example, and on a remote store its calls are most of
+    the model's time.) Keys longer than ``max_bytes`` are left out."""
     found = []
     for name in CHARACTER_CLASSES:
         ch = draw(characters_of(name), label=name)
