@@ -214,16 +214,21 @@ def test_a_deadline_is_looked_at_once_by_a_scheduler(store: MemoryStore,
 
 
 @pytest.mark.parametrize("minutes", [MAX_DUE_MINUTES, MAX_DUE_MINUTES + 1])
-def test_too_many_minutes_since_the_last_look_make_a_full_scan(
+def test_too_many_minutes_since_the_last_look_make_one_list_of_every_deadline(
     minutes: int, store: MemoryStore, clock: FakeClock
 ) -> None:
     engine, counting = counted(store, clock, full_scan_every=None)
-    suspended(engine, 1)
+    [(run_id, _wait)] = suspended(engine, 1, timeout=(minutes - 1) * 60)
     clock.advance(60 - clock.now() % 60)  # at the start of a minute
     engine.serve_once()
     clock.advance(minutes * 60 - 1)
-    calls = measure(counting, engine.serve_once)
-    assert (f"list {keys.runs_root()}" in calls) == (minutes > MAX_DUE_MINUTES), calls
+    result: list[list[str]] = []
+    calls = measure(counting, lambda: result.append(engine.serve_once()))
+    assert result == [[run_id]]  # its deadline passed in the window, however it was listed
+    lists = [c for c in calls if c.startswith(f"list {keys.due_root()}")]
+    assert (lists == [f"list {keys.due_root()}"]) == (minutes > MAX_DUE_MINUTES), lists
+    assert len(lists) == (1 if minutes > MAX_DUE_MINUTES else minutes), lists
+    assert f"list {keys.runs_root()}" not in calls  # never a full scan
 
 
 def test_a_busy_run_named_by_a_deadline_is_tried_again_next_pass(
