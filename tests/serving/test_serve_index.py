@@ -288,3 +288,41 @@ def test_listing_open_waits_reads_what_it_prints_and_sweeps_nothing(
     assert not any(call.startswith("delete") or "done" in call for call in calls), calls
     assert [c for c in calls if c.startswith("get runs/")] == [
         f"get {keys.revision_key(run_id, newest_revision(store, run_id).n)}"]
+
+
+# --- a new process: the cursor ------------------------------------------------------------
+
+def test_a_new_process_first_pass_reads_only_the_index_at_any_size(clock: FakeClock) -> None:
+    seen = []
+    for idle in (2, 20):
+        store = MemoryStore()
+        engine, _counting = counted(store, clock)
+        runs = suspended(engine, idle + 1)
+        assert engine.serve_once() == []  # the store's first pass ever: a full scan
+        run_id, wait_id = runs[idle // 2]
+        engine.signal(wait_id, "{}")
+        fresh, counting = counted(store, clock)  # cron's next `dw serve --once`
+        result: list[list[str]] = []
+        calls = measure(counting, lambda: result.append(fresh.serve_once()))  # noqa: B023
+        assert result == [[run_id]]
+        assert f"list {keys.runs_root()}" not in calls
+        assert f"get {keys.deadlines_seen_key()}" in calls
+        seen.append([c.replace(run_id, "RUN").replace(wait_id, "WAIT") for c in calls])
+    assert seen[0] == seen[1]
+
+
+def test_a_store_without_a_cursor_gets_one_full_scan_that_files_missing_deadlines(
+    engine: Engine, store: MemoryStore, clock: FakeClock
+) -> None:
+    [(run_id, _wait)] = suspended(engine, 1, timeout=120)
+    for key in store.list(keys.due_root()):
+        store.delete(key)  # as written by an engine older than the index
+    fresh, counting = counted(store, clock)
+    calls = measure(counting, fresh.serve_once)
+    assert f"list {keys.runs_root()}" in calls  # no cursor: the full scan
+    assert store.list(keys.due_root()) != []  # the deadline is filed again
+    clock.advance(121)
+    later, counting = counted(store, clock)
+    result: list[list[str]] = []
+    calls = measure(counting, lambda: result.append(later.serve_once()))
+    assert result == [[run_id]] and f"list {keys.runs_root()}" not in calls
