@@ -1,7 +1,7 @@
 """Wall time of the full conformance run, per store (docs/explanation/profiles.md).
 
     python benchmarks/conformance_wall.py [--stores memory,file,...] [-n N] [--profile ci]
-    python benchmarks/conformance_wall.py --exec     # each store in process and via exec:
+    python benchmarks/conformance_wall.py --exec     # memory, file, sqlite: in process, exec:
 
 Each store gets its own ``pytest --dw-store=STORE --dw-suite-only`` in an empty temporary
 directory, so no project's ``addopts`` or tests join the run, and one store's time is
@@ -61,15 +61,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="pytest-xdist workers: 0 (serial, the default), 2, auto")
     parser.add_argument("--profile", default="ci", choices=("quick", "ci", "thorough"))
     parser.add_argument("--exec", dest="exec_pairs", action="store_true",
-                        help="compare memory and file in process with the same stores "
-                        "through exec: (exec-memory, exec-file), plus the TypeScript example")
+                        help="compare memory, file and sqlite in process with the same "
+                        "stores through exec: (exec-memory, exec-file, exec-sqlite), plus "
+                        "the TypeScript example")
     args = parser.parse_args(argv)
     stores = [s.strip() for s in args.stores.split(",") if s.strip()]
     if args.exec_pairs:
-        stores = ["memory", "exec-memory", "file", "exec-file"]
+        stores = ["memory", "exec-memory", "file", "exec-file", "sqlite", "exec-sqlite"]
         deno = shutil.which("deno")
         if deno is not None:
             stores.append(f"exec:{shlex.join([deno, 'run', '-A', str(TS_EXAMPLE)])}")
+        else:
+            print("deno is not on PATH: the TypeScript example's row is left out",
+                  file=sys.stderr)
 
     console = Console()
     mode = "serial" if args.workers == "0" else f"-n {args.workers}"
@@ -89,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                       str(row.counts.get("failed", 0) + row.counts.get("error", 0)),
                       str(row.exit_code))
     console.print(table)
-    for inside in ("memory", "file"):
+    for inside in ("memory", "file", "sqlite"):
         if inside in seconds and f"exec-{inside}" in seconds:
             ratio = seconds[f"exec-{inside}"] / seconds[inside]
             console.print(f"{inside}: through exec: {ratio:.1f}x the in-process wall time "

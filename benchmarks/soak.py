@@ -16,17 +16,25 @@ finishes every run, and the schedule is judged:
 - **wrong_run**: a receipt held by a run other than the one it was delivered to;
 - **unfinished**: a run not succeeded, failed or cancelled once every deadline passed.
 
-Prints one table row per store, side by side, with schedules per second.
+Prints one table row per store, side by side, with schedules per second, the seeds
+played and the machine. ``--processes N`` splits the in-process schedules of each store
+across N processes, each on its own store with a disjoint range of seeds (process k
+plays seeds ``seed + k*chunk`` up to ``seed + (k+1)*chunk - 1``), and adds their tallies:
 
     python benchmarks/soak.py --store memory --store file --store sqlite --schedules 1000
     python benchmarks/soak.py --store file --mode kill --schedules 50
+    nice -n 19 python benchmarks/soak.py --store file --store sqlite --schedules 100000 \
+        --processes 2
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import multiprocessing
 import os
+import platform
 import random
 import signal
 import subprocess
@@ -322,6 +330,42 @@ def soak_inprocess(kind: str, schedules: int, seed: int, crash_rate: float,
     return tally, time.perf_counter() - started
 
 
+def _chunk(job: tuple[str, int, int, float]) -> tuple[Tally, float]:
+    kind, schedules, seed, crash_rate = job
+    return soak_inprocess(kind, schedules, seed, crash_rate,
+                          lambda line: print(f"[seed {seed}] {line}", file=sys.stderr,
+                                             flush=True))
+
+
+def soak_split(kind: str, schedules: int, seed: int, crash_rate: float,
+               processes: int) -> tuple[Tally, float, list[tuple[int, int]]]:
+    """``soak_inprocess`` in ``processes`` processes with disjoint seed ranges: the summed
+    tally, the wall seconds, and each process's ``(first seed, last seed)``."""
+    chunk = -(-schedules // processes)
+    jobs = [(kind, min(chunk, schedules - k * chunk), seed + k * chunk, crash_rate)
+            for k in range(processes) if schedules - k * chunk > 0]
+    started = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
+        results = pool.map(_chunk, jobs)
+    tally = Tally()
+    for got, _seconds in results:
+        tally.add(got)
+    ranges = [(first, first + n - 1) for _k, n, first, _r in jobs]
+    return tally, time.perf_counter() - started, ranges
+
+
+def machine() -> str:
+    """The machine a soak ran on, for its table: CPU model, cores, Python, OS."""
+    model = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return (f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"{platform.system()} {platform.release()}")
+
+
 def soak_kill(kind: str, schedules: int, seed: int,
               progress: Callable[[str], None]) -> tuple[Tally, float]:
     if kind == "memory":
@@ -355,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--crash-rate", type=float, default=0.3,
                         help="share of operations that crash (in-process mode)")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="split each store's schedules across this many processes, "
+                             "disjoint seeds (in-process mode)")
     args = parser.parse_args(argv)
     kinds = args.store or ["memory", "file", "sqlite"]
 
@@ -363,23 +410,29 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = []
     for kind in kinds:
+        ranges = [(args.seed, args.seed + args.schedules - 1)]
         if args.mode == "kill":
             tally, seconds = soak_kill(kind, args.schedules, args.seed, progress)
+        elif args.processes > 1:
+            tally, seconds, ranges = soak_split(kind, args.schedules, args.seed,
+                                                args.crash_rate, args.processes)
         else:
             tally, seconds = soak_inprocess(kind, args.schedules, args.seed,
                                             args.crash_rate, progress)
-        rows.append((kind, tally, seconds))
+        rows.append((kind, tally, seconds, ranges))
+    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
     head = ("store", "mode", "schedules", "runs", "acked", "crashes", "lost", "twice",
-            "wrong_run", "unfinished", "sched/s")
+            "wrong_run", "unfinished", "sched/s", "wall s", "processes", "seeds")
     print(" | ".join(head))
-    for kind, tally, seconds in rows:
+    for kind, tally, seconds, ranges in rows:
+        seeds = ", ".join(f"{a}-{b}" for a, b in ranges)
         print(" | ".join(str(v) for v in (
             kind, args.mode, tally.schedules, tally.runs, tally.acknowledged, tally.crashes,
             tally.lost, tally.twice, tally.wrong_run, tally.unfinished,
-            f"{tally.schedules / seconds:.1f}")))
+            f"{tally.schedules / seconds:.1f}", f"{seconds:.0f}", len(ranges), seeds)))
         for failure in tally.failures[:10]:
             print(f"  {failure}")
-    bad = sum(t.lost + t.twice + t.wrong_run + t.unfinished for _k, t, _s in rows)
+    bad = sum(t.lost + t.twice + t.wrong_run + t.unfinished for _k, t, _s, _r in rows)
     return 1 if bad else 0
 
 

@@ -393,9 +393,11 @@ class Engine:
                    should_stop: Callable[[], bool] | None = None) -> list[str]:
         """One scheduler pass through the ordinary resume path under the ordinary claim.
 
-        The pass looks at the runs the index names (ready hints, deadlines that passed),
-        or at every run when ``full_scan`` is true or one is due (the first pass, then
-        every ``full_scan_every`` seconds; see ``scheduling.py``). A ``busy`` run is
+        The pass looks at the runs the index names (ready hints, runs filed as running,
+        deadlines that passed since the store's cursor), on a process's first pass as on
+        its later ones, or at every run when ``full_scan`` is true or one is due (a store
+        with no cursor yet, then every ``full_scan_every`` seconds; see
+        ``serving/scheduler.py``). A ``busy`` run is
         skipped (someone else holds it) and tried again next pass; a run that someone
         else resumed between the look and the claim is left alone. A run whose resume
         fails is reported and backed off, and the pass goes on. ``should_stop`` is asked

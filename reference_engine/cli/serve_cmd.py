@@ -39,10 +39,13 @@ def _interval(_ctx: click.Context, _param: click.Parameter, value: float) -> flo
 @click.option("--full-scan-every", default=FULL_SCAN_EVERY_S, show_default=True,
               metavar="SECONDS", type=click.FloatRange(min=0),
               help="Read every run this often (0: every pass). Other passes read only "
-                   "the runs the index names; a full scan finds what a crash left unhinted.")
+                   "the runs the index names.")
+@click.option("--full-scan", is_flag=True,
+              help="Make the first pass read every run, whatever the index says (a store "
+                   "written by an engine older than the index, or a check).")
 @common_options
 def serve(once: bool, until_idle: bool, interval: float, full_scan_every: float,
-          store_uri: str, as_json: bool) -> None:
+          full_scan: bool, store_uri: str, as_json: bool) -> None:
     """Resume runs whose waits all have outcomes.
 
     Each pass resumes, through the ordinary resume path and claim, every suspended run
@@ -51,9 +54,12 @@ def serve(once: bool, until_idle: bool, interval: float, full_scan_every: float,
     finishes, then the loop exits); --once makes one pass; --until-idle stops once no
     run is ready.
 
-    The first pass reads every run (a full scan), and so does one every
-    --full-scan-every seconds. The passes between read only what the index names: runs
-    with a settled wait, and waits whose deadline passed since the last pass.
+    A pass reads only what the index names: runs with a settled wait, runs filed as
+    running (whose owner may have died), and waits whose deadline passed since the last
+    look, which the store remembers, so a first pass costs what a later one does (cron,
+    CI, serverless). A store that has never been served gets one full scan (every run
+    read); --full-scan asks for one on the first pass, and a looping serve makes one
+    every --full-scan-every seconds.
     """
     everything: list[str] = []
     passes = 0
@@ -66,7 +72,8 @@ def serve(once: bool, until_idle: bool, interval: float, full_scan_every: float,
             while not stop():
                 # The pass looks at the stop between runs: a stop waits for the run in
                 # progress only, never for the rest of the pass.
-                resumed = engine.serve_once(should_stop=stop)
+                resumed = engine.serve_once(full_scan=True if full_scan and passes == 0
+                                            else None, should_stop=stop)
                 passes += 1
                 everything.extend(resumed)
                 if as_json and not until_idle and (once or resumed):

@@ -22,6 +22,9 @@ _READY = "ready-runs"
 _DUE = "wait-deadlines"
 # The listing's index (a hint too): each run under its status and workflow.
 _RUN_STATES = "run-states"
+# The scheduler's cursor (a hint): the wall time up to which deadlines were looked at.
+_SCHEDULER = "scheduler"
+_DEADLINES_SEEN = "deadlines-seen"
 _WIDTH = 10
 _MS_WIDTH = 15
 _BUCKET_MS = 60_000  # deadlines are listed by the minute
@@ -173,6 +176,11 @@ def due_key(run_id: str, wait_id: str, deadline: float) -> str:
     # A deadline past the year 20000 is as good as never: it is filed at the last minute.
     ms = min(deadline_ms(deadline), _BUCKET_MS * 10**_WIDTH - 1)
     return f"{_DUE}/{_number(due_minute(ms))}/{ms:0{_MS_WIDTH}d}/{run_id}/{wait_id}"
+
+
+def deadlines_seen_key() -> str:
+    """The scheduler's cursor: deadlines before it were looked at by some pass."""
+    return f"{_SCHEDULER}/{_DEADLINES_SEEN}"
 
 
 def parse_due_key(key: str) -> tuple[int, str, str] | None:

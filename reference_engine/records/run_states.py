@@ -1,7 +1,10 @@
 """The listing's index: ``run-states/<status>/<workflow>/<runId>``, one entry per run.
 
 The claim holder moves a run's entry when a save changes the run's status: the new entry
-after the revision (the truth) is saved, then the old one goes. ``dw runs --status`` and
+after the revision (the truth) is saved, then the old one goes. ``running`` is filed
+*before* the revision that makes a run running: it is how a scheduler pass finds a run
+whose owner died mid-step without reading every run (``serving/scheduler.py``), so no
+crash may leave a running run without it. ``dw runs --status`` and
 ``--workflow`` list these keys and read only the runs they name, confirming each against
 its newest revision, so a stale entry costs one read and is not printed. A crash between
 the revision and its entry can leave a run without one: ``dw sweep`` (which reads every
@@ -22,11 +25,19 @@ def _entry(status: str, workflow: str, run_id: str) -> bytes:
     return dump({"v": 2, "status": status, "workflow": workflow, "runId": run_id})
 
 
-def move_run(store: Any, run_id: str, workflow: str, old: str | None, new: str) -> None:
-    """File the run under ``new``, then take it out of ``old`` (two calls; none if equal)."""
+def file_run(store: Any, run_id: str, workflow: str, status: str) -> None:
+    """File the run under ``status`` (one ``put``, idempotent)."""
+    store.put(keys.run_state_key(status, workflow, run_id), _entry(status, workflow, run_id))
+
+
+def move_run(store: Any, run_id: str, workflow: str, old: str | None, new: str, *,
+             filed: bool = False) -> None:
+    """File the run under ``new`` (unless ``filed`` already), then take it out of ``old``
+    (two calls at most; none if equal)."""
     if old == new:
         return
-    store.put(keys.run_state_key(new, workflow, run_id), _entry(new, workflow, run_id))
+    if not filed:
+        file_run(store, run_id, workflow, new)
     if old is not None:
         store.delete(keys.run_state_key(old, workflow, run_id))
 

@@ -31,7 +31,7 @@ from reference_engine.records.run import (
     StepRecord,
     WaitRef,
 )
-from reference_engine.records.run_states import move_run
+from reference_engine.records.run_states import file_run, move_run
 from reference_engine.records.views import RunView, WaitView
 from reference_engine.refusals import Refusal
 from reference_engine.runs.claims import Claim
@@ -97,9 +97,12 @@ class FencedSaver:
                           f"End this run: dw cancel {new.run_id}",
                           {"runId": new.run_id, "bytes": len(data)})
         key = keys.revision_key(new.run_id, new.rev)
+        filed = new.status == RUNNING and self.status != RUNNING
+        if filed:  # before the save: a run left running by a dead owner is always filed
+            file_run(self.store, new.run_id, new.workflow, RUNNING)
         if not self.creates:
             self.store.put(key, data)
-            self._index(new)
+            self._index(new, filed)
             return new
         stored = create_then_read(self.store, key, data)
         if stored != data:
@@ -108,12 +111,13 @@ class FencedSaver:
             raise Refusal("busy", f"Run {new.run_id} is busy: another process saved revision "
                           f"{new.rev} first, so this one stopped writing. See where it "
                           f"stands: dw show {new.run_id}", {"runId": new.run_id})
-        self._index(new)
+        self._index(new, filed)
         return new
 
-    def _index(self, saved: RunRecord) -> None:
+    def _index(self, saved: RunRecord, filed: bool) -> None:
         """Move the run's listing entry after its status changed (the revision is saved)."""
-        move_run(self.store, saved.run_id, saved.workflow, self.status, saved.status)
+        move_run(self.store, saved.run_id, saved.workflow, self.status, saved.status,
+                 filed=filed)
         self.status = saved.status
 
 

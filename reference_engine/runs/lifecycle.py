@@ -14,10 +14,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reference_engine.records import keys
+from reference_engine.records.claim import decode_lease
 from reference_engine.records.compact import compacted
 from reference_engine.records.decoding import Found, Unreadable
 from reference_engine.records.outcome import ACCEPTED
-from reference_engine.records.run import ENDED, WAITING, RunRecord, StepRecord, WaitRef
+from reference_engine.records.run import ENDED, RUNNING, WAITING, RunRecord, StepRecord, WaitRef
 from reference_engine.records.run_states import all_entries, forget_run, move_run
 from reference_engine.records.run_store import Newest, newest_revision, revision_numbers, run_ids
 from reference_engine.records.views import OpenWait
@@ -178,7 +179,8 @@ class SweepCounts:
                 "runStates": self.run_states}
 
 
-def _sweep_hints(store: Any, run_status: Callable[[str], str | None]) -> int:
+def _sweep_hints(store: Any, run_status: Callable[[str], str | None],
+                 waiting_of: Callable[[str], set[str]]) -> int:
     """Remove index hints that point nowhere: their run is missing or ended, or (a ready
     hint) the wait is no longer open and its outcome is gone. Hints cost nothing to
     lose, so they go at once, without the 24 h grace of the records a signal may name."""
@@ -188,9 +190,12 @@ def _sweep_hints(store: Any, run_status: Callable[[str], str | None]) -> int:
         if state is None or state in ENDED:
             stale.extend(hint_keys)
             continue
+        waiting = waiting_of(run_id)
         for key in hint_keys:
             parsed = keys.parse_ready_key(key)
-            if parsed is not None and store.get(keys.outcome_key(parsed[1])) is None:
+            if parsed is None or parsed[1] in waiting:
+                continue  # the wait is open: a settler leaves its hint before the outcome
+            if store.get(keys.outcome_key(parsed[1])) is None:
                 stale.append(key)  # nothing settled there any more (consumed, or deleted)
     for entry in all_due(store):
         state = run_status(entry.run_id)
@@ -217,12 +222,28 @@ def _sweep_run_states(store: Any, every_run: list[str],
         have = [key for key, _status, _workflow in entries.get(run_id, [])]
         for key in have:
             if key != wanted and (record is not None or newest.n == 0):
+                if _may_be_announced(store, key, record):
+                    continue
                 store.delete(key)
                 changed += 1
         if record is not None and wanted not in have:
             move_run(store, run_id, record.workflow, None, record.status)
             changed += 1
     return changed
+
+
+def _may_be_announced(store: Any, key: str, record: RunRecord | None) -> bool:
+    """A ``running`` entry of a run that is not (yet) running, while a claim on it is
+    held: its owner files it before the revision that makes the run running, so it stays
+    (see ``records/run_states.py``)."""
+    parsed = keys.parse_run_state_key(key)
+    if parsed is None or parsed[0] != RUNNING or (record is not None and record.ended):
+        return False
+    generations = sorted(store.list(keys.claims_prefix(parsed[2])))
+    if not generations:
+        return False
+    decoded = decode_lease(store.get(generations[-1]))
+    return not (isinstance(decoded, Found) and decoded.record.released)
 
 
 def sweep(store: Any, now: float) -> SweepCounts:
@@ -256,7 +277,14 @@ def sweep(store: Any, now: float) -> SweepCounts:
         if isinstance(out, Found) and gone(out.record.run_id, out.record.deadline):
             remove_outcome(store, wid)
             counts.outcomes += 1
-    counts.hints = _sweep_hints(store, run_status)
+    def waiting_of(run_id: str) -> set[str]:
+        newest = newest_of(run_id)
+        if not isinstance(newest.decoded, Found):
+            return set()
+        return {step.wait.id for step in newest.decoded.record.waiting_steps().values()
+                if step.wait is not None}
+
+    counts.hints = _sweep_hints(store, run_status, waiting_of)
     every_run = run_ids(store)
     counts.run_states = _sweep_run_states(store, every_run, newest_of)
     for run_id in every_run:

@@ -71,7 +71,9 @@ class Scheduler:
                 self._failed(run_id, exc)
                 planned.skipped(run_id, "busy")
                 continue
-            planned.handled(run_id)
+            # A wait the resume left open keeps its hint: its settler may be on its way.
+            planned.handled(run_id, frozenset(w.wait_id for w in view.waits)
+                            if view is not None else frozenset())
             self.backoff.succeeded(run_id)
             if view is not None:
                 resumed.append(run_id)

@@ -1,15 +1,19 @@
 """The scheduler's index: where a pass looks instead of reading every run.
 
-Two families of hints (``records/keys.py`` names them):
+Three kinds of record (``records/keys.py`` names them):
 
-* ``ready-runs/<runId>/<waitId>``: left by whoever settles a wait, right after the
-  outcome. It says "this run may be ready now".
+* ``ready-runs/<runId>/<waitId>``: left by whoever settles a wait, *before* the outcome
+  is created. It says "this run may be ready now".
 * ``wait-deadlines/<minute>/<deadlineMs>/<runId>/<waitId>``: left when a wait is
   registered. A pass lists only the minutes that passed since its last look.
+* ``scheduler/deadlines-seen``: the cursor, the time up to which a pass looked at the
+  deadlines, so that the first pass of a new process starts there.
 
-Both are hints. The outcome record and the run revision stay the only truth: a pass
-reads the run before it acts, so a stale hint costs one read, and a missing one (a crash
-between the outcome and its hint) only delays the resume until the next full scan.
+With the listing's ``run-states/running/`` entries (filed before a run's ``running``
+revision is saved), these name every run a pass may resume, whatever write a crash
+stopped at. All are hints. The outcome record and the run revision stay the only truth:
+a pass reads the run before it acts, so a stale hint costs one read. A store with no
+cursor (older than it) gets one full scan.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference_engine.records import keys
+from reference_engine.records.cursor import DeadlinesSeen, decode_deadlines_seen
+from reference_engine.records.decoding import Found
 from reference_engine.records.hint import DUE, READY, Hint
 
 
@@ -31,7 +37,8 @@ class DueEntry:
 
 
 def leave_ready_hint(store: Any, run_id: str, wait_id: str, reason: str, at: float) -> None:
-    """Say that ``run_id`` may be ready: one ``put``, idempotent."""
+    """Say that ``run_id`` may be ready: one ``put``, idempotent. A settler leaves it before
+    its outcome, so no crash can leave an outcome that no hint names."""
     store.put(keys.ready_key(run_id, wait_id),
               Hint(READY, run_id, wait_id, at, reason).encode())
 
@@ -96,3 +103,15 @@ def forget_waits(store: Any, run_id: str, waits: Iterable[tuple[str, float]]) ->
 def delete_keys(store: Any, hint_keys: Iterable[str]) -> None:
     for key in sorted(hint_keys):
         store.delete(key)
+
+
+def deadlines_seen(store: Any) -> float | None:
+    """The cursor (one ``get``): deadlines before it were looked at; ``None``: no cursor."""
+    decoded = decode_deadlines_seen(store.get(keys.deadlines_seen_key()))
+    return decoded.record.until if isinstance(decoded, Found) else None
+
+
+def mark_deadlines_seen(store: Any, until: float) -> None:
+    """Move the cursor (one ``put``); schedulers race it harmlessly, it only says where
+    a new process starts looking."""
+    store.put(keys.deadlines_seen_key(), DeadlinesSeen(until).encode())

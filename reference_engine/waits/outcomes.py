@@ -3,9 +3,10 @@
 
 ``settle`` is create-then-read; the caller knows it won only through
 :func:`~reference_engine.records.outcome.settled_by`. ``outcome_at`` makes deadlines
-lazy: whoever looks after the deadline settles ``timed_out``. Every settler then leaves a
-ready hint (``waits/index.py``) so the scheduler finds the run without a scan; the one
-exception is the resume's own consume, whose caller applies the outcome at once.
+lazy: whoever looks after the deadline settles ``timed_out``. Every settler first leaves a
+ready hint (``waits/index.py``), so the scheduler finds the run without a scan whatever
+write a crash stopped at; the one exception is the resume's own consume, whose caller
+applies the outcome at once.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference_engine.records import keys
-from reference_engine.records.decoding import ABSENT, Absent, Decoded, Found
+from reference_engine.records.decoding import ABSENT, Absent, Decoded
 from reference_engine.records.io import create_then_read
 from reference_engine.records.outcome import (
     CANCELLED,
@@ -54,18 +55,21 @@ def read_outcome(store: Any, wait_id: str, run_id: str | None = None) -> Decoded
 
 
 def settle(store: Any, outcome: Outcome, *, hint: bool = True) -> Decoded[Outcome]:
-    """Create the outcome unless one exists, then return what is stored. The winner,
-    with ``hint``, then leaves the run's ready hint. A loser leaves none: the winner's
-    is on its way, and a loser that raced a cancel would leave a hint of an ended run.
+    """With ``hint``, leave the run's ready hint; then create the outcome unless one
+    exists, and return what is stored.
+
+    The hint goes first, so a settler that dies after its create has always left one. A
+    hint whose outcome never came (the settler died before its create, or lost to
+    another) names the wait's run and wait, as the winner's does: a pass keeps it while
+    that wait is open and drops it once the wait is decided or the run ended.
 
     Absent means the record was deleted between the create and the read: the run ended.
     """
-    stored = create_then_read(store, keys.outcome_key(outcome.wait_id), outcome.encode())
-    decoded = decode_outcome(stored, outcome.wait_id, outcome.run_id)
-    if hint and isinstance(decoded, Found) and settled_by(decoded.record, outcome):
+    if hint:
         leave_ready_hint(store, outcome.run_id, outcome.wait_id, outcome.kind,
                          outcome.settled_at)
-    return decoded
+    stored = create_then_read(store, keys.outcome_key(outcome.wait_id), outcome.encode())
+    return decode_outcome(stored, outcome.wait_id, outcome.run_id)
 
 
 def outcome_at(store: Any, facts: WaitFacts, now: float, *,

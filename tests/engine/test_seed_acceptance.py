@@ -104,7 +104,7 @@ def test_delivery_validates_before_persistence_and_crosses_the_secret_gate(
         assert refused.value.kind == kind
     assert recorder.written == []  # not even a write that is later undone
     engine.answer(view.run_id, wait_id, YES)
-    assert _writes(recorder) == [keys.outcome_key(wait_id), keys.ready_key(view.run_id, wait_id)]
+    assert _writes(recorder) == [keys.ready_key(view.run_id, wait_id), keys.outcome_key(wait_id)]
 
 
 def test_successful_delivery_changes_no_status_no_history_and_takes_no_claim(
@@ -120,8 +120,8 @@ def test_successful_delivery_changes_no_status_no_history_and_takes_no_claim(
     engine.answer(view.run_id, view.waits[0].wait_id, YES)
     after = snapshot(recorder)
     wait_id = view.waits[0].wait_id
-    # The outcome, then the scheduler's hint that the run may be ready: nothing else.
-    assert _writes(recorder) == [keys.outcome_key(wait_id), keys.ready_key(view.run_id, wait_id)]
+    # The scheduler's hint that the run may be ready, then the outcome: nothing else.
+    assert _writes(recorder) == [keys.ready_key(view.run_id, wait_id), keys.outcome_key(wait_id)]
     assert {k: v for k, v in after.items() if k in before} == before
     assert engine.show(view.run_id)["status"] == "suspended"
     assert not any(k.startswith(keys.claims_root()) for k in set(after) - set(before))

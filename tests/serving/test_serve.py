@@ -107,7 +107,9 @@ def test_a_busy_run_is_skipped_and_resumed_on_a_later_pass(
     scheduler = make_engine(store, claim_patience=False, progress=lines.append)
     before = snapshot(store)
     assert scheduler.serve_once() == []
-    assert snapshot(store) == before
+    moved = snapshot(store)
+    assert moved.pop(keys.deadlines_seen_key())  # the pass moved the cursor, nothing else
+    assert moved == before
     assert any("busy" in line for line in lines)
     held.release()
     assert scheduler.serve_once() == [run_id]

@@ -214,16 +214,21 @@ def test_a_deadline_is_looked_at_once_by_a_scheduler(store: MemoryStore,
 
 
 @pytest.mark.parametrize("minutes", [MAX_DUE_MINUTES, MAX_DUE_MINUTES + 1])
-def test_too_many_minutes_since_the_last_look_make_a_full_scan(
+def test_too_many_minutes_since_the_last_look_make_one_list_of_every_deadline(
     minutes: int, store: MemoryStore, clock: FakeClock
 ) -> None:
     engine, counting = counted(store, clock, full_scan_every=None)
-    suspended(engine, 1)
+    [(run_id, _wait)] = suspended(engine, 1, timeout=(minutes - 1) * 60)
     clock.advance(60 - clock.now() % 60)  # at the start of a minute
     engine.serve_once()
     clock.advance(minutes * 60 - 1)
-    calls = measure(counting, engine.serve_once)
-    assert (f"list {keys.runs_root()}" in calls) == (minutes > MAX_DUE_MINUTES), calls
+    result: list[list[str]] = []
+    calls = measure(counting, lambda: result.append(engine.serve_once()))
+    assert result == [[run_id]]  # its deadline passed in the window, however it was listed
+    lists = [c for c in calls if c.startswith(f"list {keys.due_root()}")]
+    assert (lists == [f"list {keys.due_root()}"]) == (minutes > MAX_DUE_MINUTES), lists
+    assert len(lists) == (1 if minutes > MAX_DUE_MINUTES else minutes), lists
+    assert f"list {keys.runs_root()}" not in calls  # never a full scan
 
 
 def test_a_busy_run_named_by_a_deadline_is_tried_again_next_pass(
@@ -283,3 +288,41 @@ def test_listing_open_waits_reads_what_it_prints_and_sweeps_nothing(
     assert not any(call.startswith("delete") or "done" in call for call in calls), calls
     assert [c for c in calls if c.startswith("get runs/")] == [
         f"get {keys.revision_key(run_id, newest_revision(store, run_id).n)}"]
+
+
+# --- a new process: the cursor ------------------------------------------------------------
+
+def test_a_new_process_first_pass_reads_only_the_index_at_any_size(clock: FakeClock) -> None:
+    seen = []
+    for idle in (2, 20):
+        store = MemoryStore()
+        engine, _counting = counted(store, clock)
+        runs = suspended(engine, idle + 1)
+        assert engine.serve_once() == []  # the store's first pass ever: a full scan
+        run_id, wait_id = runs[idle // 2]
+        engine.signal(wait_id, "{}")
+        fresh, counting = counted(store, clock)  # cron's next `dw serve --once`
+        result: list[list[str]] = []
+        calls = measure(counting, lambda: result.append(fresh.serve_once()))  # noqa: B023
+        assert result == [[run_id]]
+        assert f"list {keys.runs_root()}" not in calls
+        assert f"get {keys.deadlines_seen_key()}" in calls
+        seen.append([c.replace(run_id, "RUN").replace(wait_id, "WAIT") for c in calls])
+    assert seen[0] == seen[1]
+
+
+def test_a_store_without_a_cursor_gets_one_full_scan_that_files_missing_deadlines(
+    engine: Engine, store: MemoryStore, clock: FakeClock
+) -> None:
+    [(run_id, _wait)] = suspended(engine, 1, timeout=120)
+    for key in store.list(keys.due_root()):
+        store.delete(key)  # as written by an engine older than the index
+    fresh, counting = counted(store, clock)
+    calls = measure(counting, fresh.serve_once)
+    assert f"list {keys.runs_root()}" in calls  # no cursor: the full scan
+    assert store.list(keys.due_root()) != []  # the deadline is filed again
+    clock.advance(121)
+    later, counting = counted(store, clock)
+    result: list[list[str]] = []
+    calls = measure(counting, lambda: result.append(later.serve_once()))
+    assert result == [[run_id]] and f"list {keys.runs_root()}" not in calls

@@ -37,6 +37,8 @@ BUILTIN_DESCRIPTIONS: Mapping[str, str] = {
     "exec-memory": "memory store served by a Python dw-store/1 child per handle (exec:)",
     "exec-file": "filesystem store in a temporary directory, served by a Python dw-store/1 "
                  "child per handle (exec:)",
+    "exec-sqlite": "SQLite store in a temporary database, served by a Python dw-store/1 "
+                   "child per handle (exec:)",
 }
 # The Python child that serves any store reference over dw-store/1
 # (docs/reference/store-protocol.md).
@@ -44,7 +46,8 @@ EXEC_CHILD_MODULE = "reference_engine.stores.exec.child"
 
 
 def builtin_names() -> list[str]:
-    return ["memory", "file", "sqlite", *SERVER_PROVIDERS, "exec-memory", "exec-file"]
+    return ["memory", "file", "sqlite", *SERVER_PROVIDERS, "exec-memory", "exec-file",
+            "exec-sqlite"]
 
 
 def builtin_entry(name: str, session: str) -> StoreEntry:
@@ -59,7 +62,9 @@ def builtin_entry(name: str, session: str) -> StoreEntry:
     elif name == "exec-memory":
         opener = exec_provider(python_child_reference("memory://"), name)
     elif name == "exec-file":
-        opener = _exec_file_provider(name)
+        opener = _exec_temporary_provider(name, "file://{root}?fsync=0")
+    elif name == "exec-sqlite":
+        opener = _exec_temporary_provider(name, "sqlite://{root}/store.db")
     else:
         opener = lazy_provider(SERVER_PROVIDERS[name])
     return StoreEntry(name=name, source="built-in", open=opener,
@@ -78,11 +83,12 @@ def python_child_reference(store_uri: str) -> str:
     return "exec:" + shlex.join([sys.executable, "-m", EXEC_CHILD_MODULE, store_uri])
 
 
-def _exec_file_provider(label: str) -> Provider:
+def _exec_temporary_provider(label: str, uri: str) -> Provider:
+    """A store in a new temporary directory (``uri`` with ``{root}``), served through exec:."""
     @contextlib.contextmanager
     def provide() -> Iterator[StoreSpec]:
-        with tempfile.TemporaryDirectory(prefix="dw-exec-file-") as root:
-            reference = python_child_reference(f"file://{root}?fsync=0")
+        with tempfile.TemporaryDirectory(prefix=f"dw-{label}-") as root:
+            reference = python_child_reference(uri.format(root=root))
             with exec_provider(reference, label)() as spec:
                 yield spec
 
