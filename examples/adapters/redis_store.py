@@ -35,13 +35,13 @@ from reference_engine.stores.keys import validate_key, validate_prefix
 # with `open_store("redis_store:factory")`, which finds the server here.
 ADDRESS_VARIABLE = "DW_EXAMPLE_REDIS_URL"
 NAMESPACE = "dw"
-_GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
+_GLOB_MATCHERS = re.compile(r"([\\*?\[\]])")
 T = TypeVar("T")
 
 
 def _escaped(text: str) -> str:
     """``text`` matched literally by Redis glob patterns (SCAN MATCH, KEYS)."""
-    return _GLOB_SPECIAL.sub(r"\\\1", text)
+    return _GLOB_MATCHERS.sub(r"\\\1", text)
 
 
 class RedisStore:
