@@ -13,7 +13,7 @@ from dw_testing.kit.faults import FaultyStore, SimulatedCrash
 from dw_testing.kit.gates import GatedStore, GateTimeout
 from dw_testing.kit.prefixed import PrefixedStore
 from dw_testing.kit.procs import DwChildTarget
-from dw_testing.kit.spec import StoreSpec
+from dw_testing.kit.spec import NetworkRoute, StoreSpec
 from dw_testing.kit.together import run_together
 from dw_testing.kit.wrappers import StoreWrapper
 
@@ -25,6 +25,7 @@ __all__ = [
     "FaultyStore",
     "GateTimeout",
     "GatedStore",
+    "NetworkRoute",
     "NoCreateStore",
     "PrefixedStore",
     "SimulatedCrash",
