@@ -14,7 +14,9 @@ applies the faults a test sets, and changes, while it runs::
 The faults, per chunk of request bytes read from the client:
 
 ``reset-before``
-    reset the client's connection before the chunk is forwarded: the server never sees it.
+    reset the client's connection before the chunk is forwarded: the server never sees the
+    request. Played only on a chunk that starts a request (no reply is awaited on the
+    connection), so no server ever acts on a request cut short.
 ``lost-reply``
     forward the chunk, then reset the connection when the reply comes: the server acted,
     the client never hears it.
@@ -22,7 +24,7 @@ The faults, per chunk of request bytes read from the client:
     forward the chunk, pass on half of the reply's first chunk, then reset.
 ``blackhole``
     read the chunk and everything after it, forward nothing, answer nothing, until the
-    client gives up.
+    client gives up (also only where a request starts).
 
 and on every chunk in either direction: ``latency_s`` plus up to ``jitter_s`` of delay, and
 a ``bandwidth_bps`` cap. Which chunk meets which fault comes from the seed, the
@@ -58,6 +60,7 @@ FAULT_KINDS: tuple[FaultKind, ...] = ("reset-before", "lost-reply", "cut-reply",
 #: Faults after which the server may have acted on a request whose reply the client lost:
 #: a call that met one may have been retried by its client (contract C-LOST-1).
 AMBIGUOUS_FAULTS: frozenset[str] = frozenset({"lost-reply", "cut-reply"})
+_REFUSALS: frozenset[str] = frozenset({"reset-before", "blackhole"})
 CHUNK = 65536
 START_TIMEOUT_S = 10.0
 
@@ -276,11 +279,16 @@ class FaultProxy:
         with self._lock:
             self._shared.counters[name] += 1
 
-    def _decide(self, connection: int, chunk: int) -> tuple[FaultKind | None, float, Faults]:
-        """The fault (if any) and the delay for request chunk ``chunk`` of ``connection``."""
+    def _decide(self, connection: int, chunk: int,
+                starts_request: bool) -> tuple[FaultKind | None, float, Faults]:
+        """The fault (if any) and the delay for request chunk ``chunk`` of ``connection``;
+        a chunk that continues a request is never refused (reset-before, blackhole)."""
         with self._lock:
             faults = self._shared.faults
-            queued = self._shared.queued.pop(0) if self._shared.queued else None
+            queue = self._shared.queued
+            queued = None
+            if queue and (starts_request or queue[0] not in _REFUSALS):
+                queued = queue.pop(0)
             self._shared.counters["chunks"] += 1
         draw = random.Random(f"{self.seed}:{connection}:{chunk}")
         roll, delay_roll = draw.random(), draw.random()
@@ -292,6 +300,8 @@ class FaultProxy:
                 if roll < edge:
                     kind = candidate
                     break
+            if kind in _REFUSALS and not starts_request:
+                kind = None
         return kind, faults.latency_s + faults.jitter_s * delay_roll, faults
 
     def _played(self, kind: FaultKind, connection: int, chunk: int) -> None:
@@ -335,6 +345,7 @@ class _Pipe:
         self.upstream_r, self.upstream_w = upstream_r, upstream_w
         self.pending_reply: tuple[FaultKind, int] | None = None  # lost-reply or cut-reply
         self.reply_draw = random.Random(f"{proxy.seed}:{connection}:replies")
+        self.awaiting_reply = False  # request bytes went upstream and no reply came yet
         self.done = asyncio.Event()
 
     async def run(self) -> None:
@@ -357,7 +368,8 @@ class _Pipe:
                 with contextlib.suppress(OSError):
                     self.upstream_w.write_eof()
                 await asyncio.Event().wait()  # the reply side ends the pipe
-            kind, delay, faults = self.proxy._decide(self.connection, chunk)
+            kind, delay, faults = self.proxy._decide(self.connection, chunk,
+                                                     not self.awaiting_reply)
             if kind == "reset-before":
                 self.proxy._played(kind, self.connection, chunk)
                 _reset(self.client_w)
@@ -371,6 +383,7 @@ class _Pipe:
             if kind is not None:
                 self.pending_reply = (kind, chunk)
             await _shape(len(data), delay, faults, self.proxy)
+            self.awaiting_reply = True
             self.upstream_w.write(data)
             await self.upstream_w.drain()
             chunk += 1
@@ -380,6 +393,7 @@ class _Pipe:
             data = await self.upstream_r.read(CHUNK)
             if not data:
                 return
+            self.awaiting_reply = False
             if self.pending_reply is not None:
                 kind, chunk = self.pending_reply
                 self.proxy._played(kind, self.connection, chunk)

@@ -162,8 +162,9 @@ class S3Store(BucketStore):
                 "configure the standard chain (environment, ~/.aws, instance role)")
         if exceptions is not None and isinstance(
             exc, (exceptions.EndpointConnectionError, exceptions.ConnectionError,
-                  exceptions.ReadTimeoutError, exceptions.ConnectTimeoutError)
+                  exceptions.HTTPClientError)
         ):
+            # HTTPClientError: a connection reset or closed mid-call, or a read timeout.
             return self._failed(Failure.TRANSIENT, op, key, type(exc).__name__,
                                 "check the endpoint is reachable, then retry the call")
         code, status = _error_parts(exc)
