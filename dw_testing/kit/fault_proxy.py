@@ -94,6 +94,7 @@ class Faults:
             raise FaultProxyError("Faults bandwidth_bps must be positive, or None for no cap")
 
     def probabilities(self) -> dict[FaultKind, float]:
+        """Fault kind -> its probability per request chunk."""
         return {"reset-before": self.reset_before, "lost-reply": self.lost_reply,
                 "cut-reply": self.cut_reply, "blackhole": self.blackhole}
 
@@ -150,6 +151,7 @@ class FaultProxy:
     # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> FaultProxy:
+        """Listen on a free port of ``host`` and serve on a daemon thread (idempotent)."""
         if self._thread is not None:
             return self
         ready = threading.Event()
@@ -213,6 +215,7 @@ class FaultProxy:
 
     @property
     def address(self) -> tuple[str, int]:
+        """(host, port) the proxy listens on; raises until it is started."""
         if not self._port:
             raise FaultProxyError("the fault proxy is not started; use it as a context "
                                   "manager or call start() first")
@@ -232,6 +235,7 @@ class FaultProxy:
 
     @property
     def faults(self) -> Faults:
+        """The fault rates and delays in force now."""
         with self._lock:
             return self._shared.faults
 
@@ -271,6 +275,7 @@ class FaultProxy:
             return list(self._shared.events)
 
     def faults_hit(self) -> set[str]:
+        """The fault kinds played at least once so far."""
         return {kind for kind in FAULT_KINDS if self.counters.get(kind, 0) > 0}
 
     # -- the loop thread ----------------------------------------------------------------------
