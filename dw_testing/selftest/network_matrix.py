@@ -16,6 +16,7 @@ from dw_testing.selftest.killmatrix import KillMatrix, run_matrix, short_name
 from dw_testing.selftest.mutants.network import CONTROL, MODULE, NETWORK_MUTANTS
 
 NETWORK_PROFILE = "lossy"
+NAME_LIMIT_TEST = "test_keys_of_exactly_1024_bytes_are_accepted_and_kept_apart"
 # pytest's exit status when tests failed; any other non-zero status is a broken run.
 TESTS_FAILED = 1
 
@@ -66,7 +67,10 @@ def run_network_kill_matrix(names: Iterable[str] | None = None, *, tests: str | 
     """Run the store-level suite (``-k tests`` if given) on the network mutants and the
     control, with the network profile and, if ``without``, with no fault on the wire."""
     targets = network_targets(names)
-    only = ["-k", tests] if tests else []
+    # S3's own 1024-byte name limit is a known deviation of the moto stores by name; the
+    # mutants' stores have names of their own, and the limit has nothing to do with the wire.
+    selection = f"({tests}) and not {NAME_LIMIT_TEST}" if tests else f"not {NAME_LIMIT_TEST}"
+    only = ["-k", selection]
     faulted = run_matrix(targets, profile=profile, workers=None, timeout=timeout,
                          extra=[*only, f"--dw-network={NETWORK_PROFILE}", *extra])
     plain = (run_matrix(targets, profile=profile, workers=None, timeout=timeout,
