@@ -38,6 +38,7 @@ from reference_engine.stores.deadlines import (
 )
 
 CONFLICT_RETRIES = 6
+READ_ATTEMPTS = 3
 CONFLICT_BACKOFF_S = 0.05
 _PRECONDITION_FAILED = frozenset({"PreconditionFailed", "412"})
 _CONFLICT = frozenset({"ConditionalRequestConflict", "OperationAborted", "409"})
@@ -162,7 +163,7 @@ class S3Store(BucketStore):
                 "configure the standard chain (environment, ~/.aws, instance role)")
         if exceptions is not None and isinstance(
             exc, (exceptions.EndpointConnectionError, exceptions.ConnectionError,
-                  exceptions.HTTPClientError)
+                  exceptions.HTTPClientError, *_transport_errors())
         ):
             # HTTPClientError: a connection reset or closed mid-call, or a read timeout.
             return self._failed(Failure.TRANSIENT, op, key, type(exc).__name__,
@@ -224,17 +225,25 @@ class S3Store(BucketStore):
 
     def get(self, key: str) -> bytes | None:
         name = self._object_name(key, "get")
-        try:
-            with self._calls.started():
-                response = self._client.get_object(Bucket=self.bucket, Key=name)
-                body: bytes = response["Body"].read()
-        except Exception as exc:
-            if self._is_client_error(exc):
-                code, status = _error_parts(exc)
-                if code in _MISSING_KEY or (status == 404 and code != "NoSuchBucket"):
-                    return None
-            raise self._mapped(exc, "get", key) from None
-        return body
+        with self._calls.started():
+            for attempt in range(READ_ATTEMPTS):
+                try:
+                    response = self._client.get_object(Bucket=self.bucket, Key=name)
+                    body: bytes = response["Body"].read()
+                except Exception as exc:
+                    if self._is_client_error(exc):
+                        code, status = _error_parts(exc)
+                        if code in _MISSING_KEY or (status == 404 and code != "NoSuchBucket"):
+                            return None
+                    failure = self._mapped(exc, "get", key)
+                    # botocore retries the request, not the reading of its body: a reply cut
+                    # short is read again (a get changes nothing), within the deadline.
+                    if (isinstance(failure, TransientStoreError) and attempt + 1 < READ_ATTEMPTS
+                            and not isinstance(exc, DeadlinePassed)):
+                        continue
+                    raise failure from None
+                return body
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def delete(self, key: str) -> None:
         name = self._object_name(key, "delete")
@@ -264,6 +273,17 @@ class S3Store(BucketStore):
         close = getattr(self._client, "close", None)
         if callable(close):
             close()
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """What a reply cut short raises from under botocore (urllib3, http.client)."""
+    import http.client
+
+    try:
+        import urllib3.exceptions
+    except ImportError:
+        return (http.client.HTTPException,)
+    return (http.client.HTTPException, urllib3.exceptions.HTTPError)
 
 
 def _botocore_exceptions() -> Any:
