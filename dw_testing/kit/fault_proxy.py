@@ -351,7 +351,6 @@ class _Pipe:
         self.pending_reply: tuple[FaultKind, int] | None = None  # lost-reply or cut-reply
         self.reply_draw = random.Random(f"{proxy.seed}:{connection}:replies")
         self.awaiting_reply = False  # request bytes went upstream and no reply came yet
-        self.done = asyncio.Event()
 
     async def run(self) -> None:
         up = asyncio.ensure_future(self._requests())
