@@ -8,14 +8,17 @@ only excuse a call, never accuse one.
 
 A call that met a fault after which the server may have acted (a lost or cut reply) may
 have been retried by its client, and a retried create may answer ``False`` to its own writer
-(C-LOST-1): the checker takes such a call as indeterminate. A call that met only a reset
+(C-LOST-1): the checker takes such a call as indeterminate. A retried write may also have
+applied once per attempt (a delete by another caller between two attempts lets a retried
+create win twice), so the checker sees a write that met such faults once per attempt it
+may have made: one more for each kind of lost or cut reply it met. A call that met only a reset
 before its request was forwarded, or a blackhole, is held to the whole contract: the server
 never saw that attempt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -56,3 +59,15 @@ def as_judged(op: Operation) -> Operation:
     if op.ret is None or not is_ambiguous(op):
         return op
     return replace(op, result=None, ret=None)
+
+
+def judged(history: Iterable[Operation]) -> Iterator[Operation]:
+    """The calls as the checker holds them: :func:`as_judged`, and a write that met a lost or
+    cut reply once more per such kind it met (each retry may have applied again)."""
+    for op in history:
+        held = as_judged(op)
+        yield held
+        if held is not op and op.op != "get" and op.fault is not None:
+            retries = sum(kind in AMBIGUOUS_FAULTS for kind in op.fault.split(","))
+            for _ in range(retries):
+                yield held

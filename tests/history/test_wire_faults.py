@@ -91,3 +91,16 @@ def test_the_html_report_draws_the_fault_on_the_violations_timeline() -> None:
     figure = _history_figure(raised.value.to_json())
     assert 'class="call marked faulted"' in figure
     assert "met on the wire: reset-before" in figure
+
+
+def test_a_retried_create_may_win_again_after_a_delete_between_its_attempts() -> None:
+    # t0's first attempt created #v (read by b), c replaced and deleted it, and t0's retry
+    # created #v again (read by d): two applications of one call that met a lost reply.
+    ops = [_create("a", False, 1, 20),
+           Operation("b", "get", "k", None, b"v", 2, 3),
+           Operation("c", "put", "k", b"w", None, 4, 5),
+           Operation("c", "delete", "k", None, None, 6, 7),
+           Operation("d", "get", "k", None, b"v", 8, 9)]
+    with pytest.raises(HistoryViolation):
+        assert_linearizable(attribute_faults(ops, [Struck("reset-before", 10)]))
+    assert_linearizable(attribute_faults(ops, [Struck("lost-reply", 10)]))
