@@ -4,6 +4,10 @@ against the store and checked for linearizability, per key.
 Racers on their own handles (threads, and processes when the store allows) start together
 at a barrier and run a random mix of calls over a few keys, among them a key and a key
 beneath it. A history the checker cannot settle within its budget is UNKNOWN, not a pass.
+
+Under ``--dw-network`` the threads' calls cross the fault proxy with the profile's faults
+(``dw_network``): a call that met a lost or cut reply is indeterminate (C-LOST-1), every
+other call is held to the whole contract.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from typing import Any
 import pytest
 
 from dw_testing.history import Budget, Operation, assert_linearizable
+from dw_testing.history.wire_faults import attribute_faults
 from dw_testing.history.workload import run_processes, run_threads
+from dw_testing.kit.fault_proxy import FaultProxy
 from dw_testing.kit.procs import ChildTarget
 from dw_testing.kit.spec import StoreFactory
 from dw_testing.plugin.profiles import rng
@@ -25,7 +31,9 @@ FEW_KEYS = ("h/a", "h/a/b", "h/b")
 HOT_KEY = ("hot",)
 
 
-def _check(history: list[Operation], seed: int) -> None:
+def _check(history: list[Operation], seed: int, proxy: FaultProxy | None = None) -> None:
+    if proxy is not None:
+        history = attribute_faults(history, proxy.events)
     try:
         assert_linearizable(history, budget=BUDGET)
     except AssertionError as failure:
@@ -33,24 +41,37 @@ def _check(history: list[Operation], seed: int) -> None:
         raise
 
 
-@pytest.mark.dw_clause("C-CREATE-2", "C-CREATE-3", "C-CREATE-4", "C-HANDLE-1", "C-KEY-3")
+@pytest.mark.dw_clause("C-CREATE-2", "C-CREATE-3", "C-CREATE-4", "C-HANDLE-1", "C-KEY-3",
+                       "C-LOST-1")
 @pytest.mark.dw_requires("cross_handle")
-def test_racing_handles_over_a_few_keys_are_linearizable(dw_open_handle: StoreFactory) -> None:
+@pytest.mark.dw_network
+def test_racing_handles_over_a_few_keys_are_linearizable(
+    dw_open_handle: StoreFactory, dw_fault_proxy: FaultProxy | None,
+) -> None:
     seed = rng("histories/few-keys").randrange(2**32)
-    _check(run_threads(dw_open_handle, racers=4, calls=40, keys=FEW_KEYS, seed=seed), seed)
+    _check(run_threads(dw_open_handle, racers=4, calls=40, keys=FEW_KEYS, seed=seed), seed,
+           dw_fault_proxy)
 
 
-@pytest.mark.dw_clause("C-CREATE-2", "C-CREATE-3", "C-CREATE-4", "C-HANDLE-1")
+@pytest.mark.dw_clause("C-CREATE-2", "C-CREATE-3", "C-CREATE-4", "C-HANDLE-1", "C-LOST-1")
 @pytest.mark.dw_requires("cross_handle")
-def test_racing_handles_on_one_hot_key_are_linearizable(dw_open_handle: StoreFactory) -> None:
+@pytest.mark.dw_network
+def test_racing_handles_on_one_hot_key_are_linearizable(
+    dw_open_handle: StoreFactory, dw_fault_proxy: FaultProxy | None,
+) -> None:
     seed = rng("histories/hot-key").randrange(2**32)
-    _check(run_threads(dw_open_handle, racers=4, calls=30, keys=HOT_KEY, seed=seed), seed)
+    _check(run_threads(dw_open_handle, racers=4, calls=30, keys=HOT_KEY, seed=seed), seed,
+           dw_fault_proxy)
 
 
-@pytest.mark.dw_clause("C-HANDLE-2", "C-CREATE-2")
-def test_racing_threads_on_one_handle_are_linearizable(dw_store: Any) -> None:
+@pytest.mark.dw_clause("C-HANDLE-2", "C-CREATE-2", "C-LOST-1")
+@pytest.mark.dw_network
+def test_racing_threads_on_one_handle_are_linearizable(
+    dw_store: Any, dw_fault_proxy: FaultProxy | None,
+) -> None:
     seed = rng("histories/one-handle").randrange(2**32)
-    _check(run_threads(lambda: dw_store, racers=4, calls=30, keys=FEW_KEYS, seed=seed), seed)
+    _check(run_threads(lambda: dw_store, racers=4, calls=30, keys=FEW_KEYS, seed=seed), seed,
+           dw_fault_proxy)
 
 
 @pytest.mark.dw_clause("C-CHILD-1", "C-CREATE-2")

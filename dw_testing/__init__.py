@@ -8,20 +8,24 @@ from typing import Any
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.doubles import NoCreateStore
+from dw_testing.kit.fault_proxy import FaultProxy, Faults
 from dw_testing.kit.faults import FaultyStore, SimulatedCrash
 from dw_testing.kit.gates import GatedStore, GateTimeout
 from dw_testing.kit.prefixed import PrefixedStore
 from dw_testing.kit.procs import DwChildTarget
-from dw_testing.kit.spec import StoreSpec
+from dw_testing.kit.spec import NetworkRoute, StoreSpec
 from dw_testing.kit.together import run_together
 from dw_testing.kit.wrappers import StoreWrapper
 
 __all__ = [
     "DwChildTarget",
     "FakeClock",
+    "FaultProxy",
+    "Faults",
     "FaultyStore",
     "GateTimeout",
     "GatedStore",
+    "NetworkRoute",
     "NoCreateStore",
     "PrefixedStore",
     "SimulatedCrash",

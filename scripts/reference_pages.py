@@ -180,12 +180,15 @@ def plugin_page() -> str:
 
 KIT = (
     ("dw_testing", "StoreSpec"),
+    ("dw_testing", "NetworkRoute"),
     ("dw_testing", "PrefixedStore"),
     ("dw_testing", "GatedStore"),
     ("dw_testing.kit.gates", "Gate"),
     ("dw_testing.kit.gates", "Hook"),
     ("dw_testing", "FaultyStore"),
     ("dw_testing", "SimulatedCrash"),
+    ("dw_testing", "FaultProxy"),
+    ("dw_testing", "Faults"),
     ("dw_testing", "FakeClock"),
     ("dw_testing.kit.procs", "run_in_children"),
     ("dw_testing.history", "HistoryRecorder"),

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from urllib.parse import quote
 
 from dw_testing.emulators.process import free_ports, serve
-from dw_testing.kit.spec import BUILTIN_LIST_CAPABILITIES, StoreSpec
+from dw_testing.kit.spec import BUILTIN_LIST_CAPABILITIES, NetworkRoute, StoreSpec
 from reference_engine.stores.gcs import GcsStore
 
 PREFIX = "suite"
@@ -102,6 +102,7 @@ def fake_gcs() -> Iterator[StoreSpec]:
             capabilities={"cross_process": True, "durable_reopen": True,
                           **BUILTIN_LIST_CAPABILITIES},
             name="fake-gcs",
+            network=NetworkRoute(endpoint, lambda via: GcsStore(bucket, PREFIX, endpoint=via)),
         )
 
 

@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import quote
 
 from dw_testing.emulators.process import stop
-from dw_testing.kit.spec import BUILTIN_LIST_CAPABILITIES, StoreSpec
+from dw_testing.kit.spec import BUILTIN_LIST_CAPABILITIES, NetworkRoute, StoreSpec
 
 REGION = "us-east-1"
 # moto accepts any credentials; these keep boto3 from searching the real chain.
@@ -282,21 +282,27 @@ def _child_credentials() -> Iterator[None]:
                         os.environ.pop(name, None)
 
 
-def s3_spec(endpoint: str, bucket: str, name: str) -> StoreSpec:
-    """Create ``bucket`` on the server at ``endpoint`` and describe the store on it."""
+def s3_spec(endpoint: str, bucket: str, name: str,
+            store_class: Callable[..., Any] | None = None) -> StoreSpec:
+    """Create ``bucket`` on the server at ``endpoint`` and describe the store on it; its
+    ``NetworkRoute`` lets ``--dw-network`` put a fault proxy in front of the server.
+    ``store_class`` (default ``S3Store``) is called as ``S3Store`` is."""
     from reference_engine.stores.s3 import S3Store
 
-    def factory() -> S3Store:
-        return S3Store(
-            bucket, PREFIX, endpoint_url=endpoint, region=REGION, client_kwargs=FAKE_CREDENTIALS
-        )
+    make = store_class or S3Store
 
-    admin = factory()
+    def at(url: str) -> Any:
+        return make(bucket, PREFIX, endpoint_url=url, region=REGION,
+                    client_kwargs=FAKE_CREDENTIALS)
+
+    admin = S3Store(bucket, PREFIX, endpoint_url=endpoint, region=REGION,
+                    client_kwargs=FAKE_CREDENTIALS)
     admin._client.create_bucket(Bucket=bucket)
     admin.close()
     uri = f"s3://{bucket}/{PREFIX}?endpoint_url={quote(endpoint, safe='')}&region={REGION}"
     capabilities = {"cross_process": True, "durable_reopen": True, **BUILTIN_LIST_CAPABILITIES}
-    return StoreSpec(factory=factory, uri=uri, capabilities=capabilities, name=name)
+    return StoreSpec(factory=lambda: at(endpoint), uri=uri, capabilities=capabilities,
+                     name=name, network=NetworkRoute(endpoint, at))
 
 
 @contextlib.contextmanager

@@ -33,6 +33,7 @@ from dw_testing.history.labels import digest, result_text, stamp_ranks, value_te
 from dw_testing.history.search import KeyHistory
 from dw_testing.history.timeline import render_text
 from dw_testing.history.violation import HistoryViolation
+from dw_testing.history.wire_faults import judged
 
 Verdict = Literal["ok", "violation", "unknown"]
 _SHRINK_BUDGET = Budget(max_steps=None, max_seconds=10.0)
@@ -88,7 +89,9 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
     started = time.monotonic()
     steps = 0
     exhausted: list[str] = []
-    keyed = partition_by_key(history)
+    # A call that met a lost or cut reply on the wire is indeterminate (C-LOST-1), once per
+    # attempt its client may have made.
+    keyed = partition_by_key(judged(history))
     # Small keys first: a cheap violation should not wait behind an expensive key.
     for key in sorted(keyed, key=lambda k: (len(keyed[k]), k)):
         ops = keyed[key]

@@ -27,7 +27,8 @@ class Operation:
     returned (``bool`` for ``put_if_absent``, ``bytes | None`` for ``get``, ``None``
     otherwise). ``ret is None`` marks an INDETERMINATE call: it raised, so it may or may
     not have taken effect, and its response time is taken as infinite. ``error`` names the
-    exception type, never its message.
+    exception type, never its message. ``fault`` names the network faults a fault proxy
+    played while the call ran (``"lost-reply"``, comma-separated), if any.
     """
 
     process: str
@@ -38,6 +39,7 @@ class Operation:
     call: int
     ret: int | None
     error: str | None = None
+    fault: str | None = None
 
     @property
     def indeterminate(self) -> bool:
@@ -47,11 +49,14 @@ class Operation:
         result: Any = self.result
         if isinstance(self.result, bytes):
             result = _b64(self.result)
-        return {
+        row: dict[str, Any] = {
             "process": self.process, "op": self.op, "key": self.key,
             "value": None if self.value is None else _b64(self.value),
             "result": result, "call": self.call, "ret": self.ret, "error": self.error,
         }
+        if self.fault is not None:
+            row["fault"] = self.fault
+        return row
 
     @classmethod
     def from_json(cls, row: dict[str, Any]) -> Operation:
@@ -69,7 +74,7 @@ class Operation:
             value=None if value is None else base64.b64decode(value),
             result=result, call=int(row["call"]),
             ret=None if row.get("ret") is None else int(row["ret"]),
-            error=row.get("error"),
+            error=row.get("error"), fault=row.get("fault"),
         )
 
 

@@ -21,6 +21,8 @@ def digest(data: bytes | None) -> str:
 def result_text(op: Operation) -> str:
     """What the call answered, in words (the table's ``result`` column)."""
     if op.indeterminate:
+        if op.error is None and op.fault:
+            return f"met {op.fault} (may have applied)"
         return f"raised {op.error or 'an error'} (may have applied)"
     if op.op == "put_if_absent":
         # A None or 1 is not False or True: the contract's create answers a real bool.
@@ -48,9 +50,12 @@ def call_label(op: Operation) -> str:
     if value:
         parts.append(value)
     if op.indeterminate:
-        parts.append(f"-> raised {op.error or 'an error'}")
+        parts.append(f"-> met {op.fault}" if op.error is None and op.fault
+                     else f"-> raised {op.error or 'an error'}")
     elif op.op in ("put_if_absent", "get"):
         parts.append(f"-> {result_text(op)}")
+    if op.fault and not (op.indeterminate and op.error is None):
+        parts.append(f"[met {op.fault}]")
     return " ".join(parts)
 
 

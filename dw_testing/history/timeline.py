@@ -12,7 +12,9 @@ holds such indices (an :class:`~dw_testing.history.events.Operation` has no iden
 its own: two identical calls are two calls). Marked calls are the ones that cannot be
 placed together (drawn heavy, with a ``▶`` in the margin); the others explain them and are
 drawn plainly. A call that never returned (it raised: ``ret is None``) runs off to the
-right edge.
+right edge. A call that met a fault on the wire (its ``fault``, from a
+:class:`~dw_testing.kit.fault_proxy.FaultProxy`) names it in a ``fault`` column, and in the
+SVG carries class ``faulted``, a mark at its bar's start and the fault in its hover text.
 
 Time runs left to right by *rank*: every call and return stamp of the calls shown gets the
 next column, so the picture keeps exactly the order that matters (``a`` precedes ``b`` iff
@@ -180,7 +182,9 @@ def render_text(ops: Sequence[Operation], *, marked: Collection[int] = (),
     shown = [ops[i] for i in cut.shown]
     rank = stamp_ranks(shown)
     with_keys = len({op.key for op in shown}) > 1
-    header = ["process", "op", *(["key"] if with_keys else []), "value", "result", "interval"]
+    with_faults = any(op.fault for op in shown)
+    header = ["process", "op", *(["key"] if with_keys else []), "value", "result",
+              *(["fault"] if with_faults else []), "interval"]
     rows: list[tuple[int, list[str]]] = []
     for name, members in _lanes(shown).items():
         for row, position in enumerate(members):
@@ -188,7 +192,9 @@ def render_text(ops: Sequence[Operation], *, marked: Collection[int] = (),
             until = "inf" if op.ret is None else str(rank[op.ret])
             rows.append((position, [name if row == 0 else "", op.op,
                                     *([op.key] if with_keys else []), value_text(op),
-                                    result_text(op), f"[{rank[op.call]}, {until}]"]))
+                                    result_text(op),
+                                    *([op.fault or ""] if with_faults else []),
+                                    f"[{rank[op.call]}, {until}]"]))
     widths = [max(len(cells[c]) for cells in [header, *(r for _, r in rows)])
               for c in range(len(header))]
     table_width = 2 + sum(widths) + 2 * len(widths)
@@ -254,6 +260,8 @@ def _legend(shown: Sequence[Operation], marked: Sequence[bool], chars: _CharSet)
     if any(op.indeterminate for op in shown):
         p = chars.plain
         parts.append(f"{p.left}{p.fill * 2}{p.arrow} never returned")
+    if any(op.fault for op in shown):
+        parts.append("fault: what the fault proxy did on the wire while the call ran")
     return "  " + "; ".join(parts) + "; time runs left to right"
 
 
@@ -267,13 +275,15 @@ _LABEL_PX = 330
 _TOP = 8
 _MARKED_FILL, _MARKED_STROKE = "#d62728", "#7f0000"
 _PLAIN_FILL, _PLAIN_STROKE = "#c7c7c7", "#555555"
+_FAULT_FILL, _FAULT_MARK = "#ff7f0e", "\u2715"
 
 
 def _title(op: Operation, rank: dict[int, int]) -> str:
     end = ("never returned" if op.ret is None
            else f"returned at stamp {op.ret} (rank {rank[op.ret]})")
+    met = f"; met on the wire: {op.fault}" if op.fault else ""
     return (f"{op.process}: {call_label(op)}; called at stamp {op.call} "
-            f"(rank {rank[op.call]}), {end}; result: {result_text(op)}")
+            f"(rank {rank[op.call]}), {end}; result: {result_text(op)}{met}")
 
 
 def render_svg(ops: Sequence[Operation], *, marked: Collection[int] = (),
@@ -327,6 +337,8 @@ def render_svg(ops: Sequence[Operation], *, marked: Collection[int] = (),
             classes = "call marked" if is_marked else "call"
             if op.ret is None:
                 classes += " open"
+            if op.fault:
+                classes += " faulted"
             fill, stroke = ((_MARKED_FILL, _MARKED_STROKE) if is_marked
                             else (_PLAIN_FILL, _PLAIN_STROKE))
             dashed = "" if op.ret is not None else ' stroke-dasharray="4 2"'
@@ -338,13 +350,17 @@ def render_svg(ops: Sequence[Operation], *, marked: Collection[int] = (),
                 f'height="{_BAR}" fill="{fill}" stroke="{stroke}" '
                 f'stroke-width="{2 if is_marked else 1}"'
                 f"{dashed}/>"
-                f'<text x="{_LANE_PX + _PLOT_PX + 8}" y="{y + _BAR - 1:.1f}"{bold}>'
+                + (f'<text class="fault-mark" x="{left - 9:.1f}" y="{y + _BAR - 1:.1f}" '
+                   f'fill="{_FAULT_FILL}">{_FAULT_MARK}</text>' if op.fault else "")
+                + f'<text x="{_LANE_PX + _PLOT_PX + 8}" y="{y + _BAR - 1:.1f}"{bold}>'
                 f"{escape(call_label(op))}</text></g>")
             row += 1
     note_y = _TOP + rows * _ROW + 13
+    faults = (f"; {_FAULT_MARK}: met a fault on the wire"
+              if any(op.fault for op in shown) else "")
     out.append(f'<text class="legend" x="4" y="{note_y}">'
                "red, heavy: cannot be placed together; grey: explains the others; "
-               "dashed to the edge: never returned</text>")
+               f"dashed to the edge: never returned{faults}</text>")
     if cut.left_out:
         out.append(f"<text class=\"left-out\" x=\"4\" y=\"{note_y + _ROW}\">"
                    f"{escape(_left_out_line(cut, '...'))}</text>")

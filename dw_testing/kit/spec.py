@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from reference_engine.stores.contract import supports_create
 
@@ -68,18 +69,59 @@ def default_capabilities(sample_store: object, uri: str | None) -> dict[str, boo
 
 
 @dataclass(frozen=True)
+class NetworkRoute:
+    """How a store reaches its server, so a network profile can put a fault proxy between.
+
+    ``endpoint`` is the server's URL (``http://127.0.0.1:9000``); ``factory(endpoint)``
+    returns a new handle that talks to the server at the endpoint it is given. Under
+    ``--dw-network=lossy`` the suite calls it with the proxy's URL instead.
+    """
+
+    endpoint: str
+    factory: Callable[[str], Any]
+
+    def __post_init__(self) -> None:
+        if not callable(self.factory):
+            raise TypeError("NetworkRoute.factory must take an endpoint URL and return a new "
+                            "handle, e.g. NetworkRoute(url, lambda endpoint: MyStore(endpoint))")
+        parsed = urlsplit(self.endpoint)
+        try:
+            port = parsed.port
+        except ValueError:
+            port = None
+        if not parsed.hostname or port is None:
+            raise ValueError(f"NetworkRoute endpoint {self.endpoint!r} needs a host and a port, "
+                             "e.g. http://127.0.0.1:9000")
+
+    @property
+    def upstream(self) -> tuple[str, int]:
+        """(host, port) of the server."""
+        parsed = urlsplit(self.endpoint)
+        assert parsed.hostname is not None and parsed.port is not None
+        return parsed.hostname, parsed.port
+
+    def via(self, address: tuple[str, int]) -> str:
+        """The endpoint URL with its host and port replaced by ``address`` (the proxy's)."""
+        parsed = urlsplit(self.endpoint)
+        return urlunsplit(parsed._replace(netloc=f"{address[0]}:{address[1]}"))
+
+
+@dataclass(frozen=True)
 class StoreSpec:
     """One store under test.
 
     ``factory()`` returns a new handle on the same backing store on every call. ``uri``
     lets a child process open its own handle (``open_store(uri)``); ``None`` means the
     store cannot be reached from another process. ``capabilities`` overrides the defaults.
+    ``network`` says how the store reaches its server, for ``--dw-network`` (a store with
+    none runs its network tests skipped).
     """
 
     factory: StoreFactory
     uri: str | None = None
     capabilities: Mapping[str, bool] = field(default_factory=dict)
     name: str = ""
+    network: NetworkRoute | None = None
 
     def __post_init__(self) -> None:
         if not callable(self.factory):

@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 from dw_testing.kit.clock import FakeClock
+from dw_testing.kit.fault_proxy import FaultProxy
 from dw_testing.kit.prefixed import PrefixedStore
 from dw_testing.kit.procs import DwChildTarget
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin import capabilities as caps_mod
+from dw_testing.plugin import network
 from dw_testing.plugin.session import STORE_FIXTURE, close_quietly, dw_session
 
 
@@ -45,6 +47,36 @@ def _dw_capability_gate(request: pytest.FixtureRequest) -> None:
     if absent:
         source = dw_session(request.config).entry(spec.name).source
         pytest.skip(caps_mod.skip_reason(spec.name, absent, source))
+
+
+@pytest.fixture
+def dw_fault_proxy(request: pytest.FixtureRequest, dw_spec: StoreSpec) -> FaultProxy | None:
+    """The fault proxy between the store under test and its server under ``--dw-network``
+    (the store declares a ``NetworkRoute``), else ``None``."""
+    return dw_session(request.config).stores.routing.proxy(dw_spec.name)
+
+
+@pytest.fixture(autouse=True)
+def _dw_network_faults(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The network profile's faults during a ``dw_engine`` or ``dw_network`` test."""
+    routing = dw_session(request.config).stores.routing
+    if (STORE_FIXTURE not in request.fixturenames or routing.profile is None
+            or not network.faulted(request.node)):
+        yield
+        return
+    spec: StoreSpec = request.getfixturevalue(STORE_FIXTURE)
+    proxy = routing.proxy(spec.name)
+    if proxy is None:
+        if request.node.get_closest_marker(network.NETWORK_MARK) is not None:
+            pytest.skip(f"store {spec.name} declares no NetworkRoute, so --dw-network cannot "
+                        "put faults on its wire; give its StoreSpec network=NetworkRoute(...)")
+        yield
+        return
+    if "_dw_prefix" in request.fixturenames:
+        # Set up first, so it is torn down after this fixture: faults stop before the clear.
+        request.getfixturevalue("_dw_prefix")
+    with network.playing(proxy, routing.profile):
+        yield
 
 
 @pytest.fixture

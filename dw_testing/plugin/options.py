@@ -8,10 +8,13 @@ MARKERS = (
     "dw_store_contract: a conformance test of the store alone (docs/contract.md)",
     "dw_engine: a conformance test of the reference engine's wait lifecycle on the store",
     "dw_requires(*capabilities): skip unless the store under test declares every capability",
+    "dw_network: a conformance test that holds with the --dw-network profile's faults on the "
+    "wire; it runs with them (other tests run through the proxy with no fault set)",
     "dw_clause(*ids): the clauses of docs/contract.md this test checks, e.g. C-CREATE-2 "
     "(shown in the report; an id the contract does not define stops the run)",
 )
 PROFILE_NAMES = ("quick", "ci", "thorough")
+NETWORK_NAMES = ("none", "lossy", "lost-replies")
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -27,6 +30,10 @@ def add_options(parser: pytest.Parser) -> None:
                     help="list the known store names and exit")
     group.addoption("--dw-profile", choices=PROFILE_NAMES, default=None, dest="dw_profile",
                     help="Hypothesis effort for the suite (default: ci)")
+    group.addoption("--dw-network", choices=NETWORK_NAMES, default="none", dest="dw_network",
+                    help="route each store that declares a NetworkRoute through a fault proxy "
+                    "and run the engine-level and dw_network tests with its faults: lossy "
+                    "(resets, lost and cut replies, jitter) or lost-replies (default: none)")
     group.addoption("--dw-seed", type=int, default=None, dest="dw_seed",
                     help="seed Hypothesis and the suite's randomness to reproduce a run")
     group.addoption("--dw-report", default=None, dest="dw_report", metavar="PATH",

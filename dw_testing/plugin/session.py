@@ -22,6 +22,7 @@ from dw_testing.plugin.catalogue.entries import StoreEntry, named_by_spec, names
 from dw_testing.plugin.catalogue.pyproject import read_pyproject_tool
 from dw_testing.plugin.catalogue.resolution import resolve
 from dw_testing.plugin.deviations import KNOWN_DEVIATIONS, KnownDeviation, from_pyproject
+from dw_testing.plugin.network import NetworkRouting
 from dw_testing.report.writer import ReportBuilder
 from reference_engine.stores.contract import close_store
 
@@ -45,16 +46,17 @@ class DwSession:
         self.rootpath = config.rootpath
         self.distributes = (not self.is_worker
                             and getattr(config.option, "dist", "no") not in (None, "no"))
-        self.stores = EnteredStores()
-        self.entries = self._named_entries([
-            resolve(value, session=self.session_id, rootpath=self.rootpath) for value in values
-        ])
-        self._by_name: dict[str, StoreEntry] = {e.name: e for e in self.entries}
         self.profile: str = config.option.dw_profile or "ci"
         seed = config.option.dw_seed
         if seed is None and self.active:
             seed = worker_input.get("dw_seed", secrets.randbelow(2**32))
         self.seed: int | None = seed
+        self.network: str = getattr(config.option, "dw_network", None) or "none"
+        self.stores = EnteredStores(NetworkRouting(self.network, seed))
+        self.entries = self._named_entries([
+            resolve(value, session=self.session_id, rootpath=self.rootpath) for value in values
+        ])
+        self._by_name: dict[str, StoreEntry] = {e.name: e for e in self.entries}
         tool = read_pyproject_tool(self.rootpath)
         self.user_deviations = from_pyproject(tool.get("known-deviations"))
         self.deviations: list[KnownDeviation] = [*KNOWN_DEVIATIONS, *self.user_deviations]
@@ -156,8 +158,9 @@ class DwSession:
 
     def replay_hint(self) -> str:
         """The run's seed and the options that replay it."""
+        network = "" if self.network == "none" else f" --dw-network={self.network}"
         return (f"seed {self.seed}, profile {self.profile}: replay with "
-                f"--dw-seed={self.seed} --dw-profile={self.profile}")
+                f"--dw-seed={self.seed} --dw-profile={self.profile}{network}")
 
 
 def close_quietly(handle: object) -> None:

@@ -68,6 +68,7 @@ REPORT_SCHEMA: Mapping[str, Any] = {
                         "ret": {"type": ["integer", "null"]},
                         "value": {"type": ["string", "null"]},
                         "error": {"type": ["string", "null"]},
+                        "fault": {"type": ["string", "null"]},
                     },
                 }},
                 "marked": {"type": "array", "items": {"type": "integer", "minimum": 0}},

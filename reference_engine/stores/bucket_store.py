@@ -89,6 +89,15 @@ class BucketStore(abc.ABC):
         message = f"{self.where}: {op} of key {key!r} failed ({detail})"
         return _ERROR_OF[failure](message + (f"; {advice}" if advice else ""), op=op, key=key)
 
+    def _past_deadline(self, op: str, key: str) -> StoreError:
+        """The one-line error of a call that ran out of its deadline."""
+        deadline = getattr(self, "deadline", None)
+        within = f"within the {deadline:g} s deadline" if deadline else "in time"
+        return TransientStoreError(
+            f"{self.where}: {op} of key {key!r} got no answer {within}; check the endpoint "
+            "is up and answering, or give it longer with deadline=SECONDS in the store URI",
+            op=op, key=key)
+
     @abc.abstractmethod
     def _mapped(self, exc: BaseException, op: str, key: str) -> StoreError:
         """The store error for a failed backend call."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from urllib.parse import SplitResult, unquote
 
 from reference_engine.errors import StoreUnavailable
+from reference_engine.stores.deadlines import parse_deadline
 from reference_engine.stores.uri_options import uri_options
 
 
@@ -18,6 +19,10 @@ class BucketUri:
 
     def option(self, name: str) -> str | None:
         return self.options.get(name)
+
+    def deadline(self, service: str) -> float:
+        """``deadline=`` in seconds: how long one call may take, retries included."""
+        return parse_deadline(self.option("deadline"), service)
 
 
 def parse_bucket_uri(parsed: SplitResult, *, service: str, known: Collection[str],

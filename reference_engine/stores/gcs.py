@@ -6,6 +6,9 @@ adds ``ifGenerationMatch=0`` and a 412 means a record exists (``False``). gcsfs 
 switches to a resumable upload for large data and for ``open("xb")``, and fake-gcs-server
 ignores the precondition on resumable and media uploads, so this store never uses them.
 Reads are one ``alt=media`` GET, so a reader never stitches ranges of two generations.
+
+Every call has a deadline (``deadline=`` in the URI, default 20 s) that covers gcsfs's own
+retry loop: past it the call is cancelled and raises one ``TransientStoreError``.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from urllib.parse import SplitResult, quote, urlsplit
 from reference_engine.errors import StoreError, StoreUnavailable
 from reference_engine.stores.bucket_store import BucketStore, Failure, failure_of_status
 from reference_engine.stores.bucket_uri import parse_bucket_uri
+from reference_engine.stores.deadlines import DEFAULT_DEADLINE_S, checked_deadline
 
-_URI_OPTIONS = frozenset({"endpoint", "token", "project"})
+_URI_OPTIONS = frozenset({"endpoint", "token", "project", "deadline"})
 
 
 def _filesystem_class() -> Any:
@@ -117,9 +121,11 @@ class GcsStore(BucketStore):
         token: Any = None,
         project: str | None = None,
         filesystem: Any = None,
+        deadline: float = DEFAULT_DEADLINE_S,
     ) -> None:
         super().__init__(bucket, prefix)
         self.endpoint = endpoint
+        self.deadline = checked_deadline(deadline, self.service)
         if filesystem is None:
             kwargs: dict[str, Any] = {
                 # Each handle is its own client with no cached listings (C-HANDLE-1).
@@ -143,10 +149,17 @@ class GcsStore(BucketStore):
         """``bucket/object`` of a validated key, as gcsfs spells paths."""
         return f"{self.bucket}/{self._root}{key}"
 
+    def _call(self, *args: Any, **kwargs: Any) -> Any:
+        """``fs.call`` bounded by the deadline, gcsfs's retries included: fsspec cancels it
+        past the deadline and raises ``FSTimeoutError``."""
+        return self._fs.call(*args, timeout=self.deadline, **kwargs)
+
     # -- error mapping -------------------------------------------------------------------------
 
     def _mapped(self, exc: BaseException, op: str, key: str) -> StoreError:
         """A store error naming op, key and the HTTP status; never a token or a payload."""
+        if type(exc).__name__ == "FSTimeoutError":
+            return self._past_deadline(op, key)
         status = _status_of(exc)
         name = type(exc).__name__
         detail = name + (f", HTTP {status}" if status else "")
@@ -174,7 +187,7 @@ class GcsStore(BucketStore):
         params: dict[str, str] = {"uploadType": "multipart"}
         if create:
             params["ifGenerationMatch"] = "0"
-        self._fs.call(
+        self._call(
             "POST", url, headers={"Content-Type": content_type}, data=body, json_out=True,
             **params,
         )
@@ -201,7 +214,7 @@ class GcsStore(BucketStore):
     def get(self, key: str) -> bytes | None:
         name = self._object_name(key, "get")
         try:
-            _, contents = self._fs.call("GET", "b/{}/o/{}", self.bucket, name, alt="media")
+            _, contents = self._call("GET", "b/{}/o/{}", self.bucket, name, alt="media")
         except FileNotFoundError:
             return None
         except Exception as exc:
@@ -211,7 +224,7 @@ class GcsStore(BucketStore):
     def delete(self, key: str) -> None:
         name = self._object_name(key, "delete")
         try:
-            self._fs.call("DELETE", "b/{}/o/{}", self.bucket, name)
+            self._call("DELETE", "b/{}/o/{}", self.bucket, name)
         except FileNotFoundError:
             return
         except Exception as exc:
@@ -220,7 +233,7 @@ class GcsStore(BucketStore):
     def _names_under(self, search: str) -> Iterator[str]:
         page_token: str | None = None
         while True:
-            page = self._fs.call(
+            page = self._call(
                 "GET", "b/{}/o", self.bucket, prefix=search, pageToken=page_token,
                 maxResults=self.list_page_size, fields="items(name),nextPageToken",
                 json_out=True,
@@ -243,8 +256,10 @@ class GcsStore(BucketStore):
 
 
 def from_uri(parsed: SplitResult) -> GcsStore:
-    """``gs://bucket/prefix?endpoint=URL&token=anon|google_default|cloud|PATH&project=P``."""
+    """``gs://bucket/prefix?endpoint=URL&token=anon|google_default|cloud|PATH&project=P
+    &deadline=SECONDS``."""
     uri = parse_bucket_uri(parsed, service="GCS", known=_URI_OPTIONS,
                            credentials_hint="token=google_default or a service-account file path")
     return GcsStore(uri.bucket, uri.prefix, endpoint=uri.option("endpoint"),
-                    token=uri.option("token"), project=uri.option("project"))
+                    token=uri.option("token"), project=uri.option("project"),
+                    deadline=uri.deadline("GCS"))

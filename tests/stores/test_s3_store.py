@@ -19,6 +19,7 @@ pytest.importorskip("moto")
 
 from dw_testing.emulators import PROVIDERS
 from dw_testing.emulators.moto import GRACE_ENV, make_app, moto_raw, moto_serialized
+from dw_testing.kit.fault_proxy import FaultProxy, Faults
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.kit.together import run_together
 from reference_engine.errors import (
@@ -295,3 +296,51 @@ def test_configured_credentials_are_left_alone(monkeypatch: pytest.MonkeyPatch) 
     with _child_credentials():
         assert os.environ["AWS_ACCESS_KEY_ID"] == "users-own"
     assert os.environ["AWS_ACCESS_KEY_ID"] == "users-own"
+
+
+# -- through the fault proxy --------------------------------------------------------------------
+
+
+@pytest.fixture
+def proxied(serialized: StoreSpec) -> Iterator[tuple[S3Store, FaultProxy]]:
+    """A handle reaching the serialized moto server through a fault proxy."""
+    assert serialized.network is not None
+    with FaultProxy(serialized.network.upstream, seed=3) as proxy:
+        handle = serialized.network.factory(serialized.network.via(proxy.address))
+        assert isinstance(handle, S3Store)
+        handle.prefix = f"t-{uuid.uuid4().hex[:8]}"
+        handle._root = f"{handle.prefix}/_control/"
+        yield handle, proxy
+        handle.close()
+
+
+def test_a_get_whose_reply_was_cut_short_is_read_again(
+    proxied: tuple[S3Store, FaultProxy],
+) -> None:
+    store, proxy = proxied
+    store.put("k", b"v" * 4096)
+    proxy.fail_next(1, "cut-reply")
+    assert store.get("k") == b"v" * 4096
+    assert proxy.counters["cut-reply"] == 1
+
+
+def test_a_create_whose_reply_was_lost_landed_and_a_reset_one_did_not(
+    proxied: tuple[S3Store, FaultProxy],
+) -> None:
+    store, proxy = proxied
+    proxy.fail_next(1, "lost-reply")
+    answered = store.put_if_absent("lost", b"mine")  # botocore retries; the retry meets it
+    assert store.get("lost") == b"mine"
+    assert answered in (True, False)  # C-LOST-1: a retried create may be told False
+    proxy.fail_next(1, "reset-before")
+    assert store.put_if_absent("reset", b"mine") is True  # the retry is the only attempt seen
+    assert proxy.counters["lost-reply"] == 1 and proxy.counters["reset-before"] == 1
+
+
+def test_a_reset_connection_is_a_transient_error_naming_the_call(
+    proxied: tuple[S3Store, FaultProxy],
+) -> None:
+    store, proxy = proxied
+    with proxy.playing(Faults(reset_before=1.0)), pytest.raises(TransientStoreError) as raised:
+        store.delete("k")
+    assert "delete of key 'k' failed" in str(raised.value)

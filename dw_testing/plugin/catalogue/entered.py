@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin.catalogue.entries import StoreEntry
+from dw_testing.plugin.network import NetworkRouting
 from reference_engine.stores.async_adapter import adapting
 from reference_engine.stores.contract import close_store
 
@@ -14,7 +15,8 @@ from reference_engine.stores.contract import close_store
 class EnteredStores:
     """Enters each entry's provider at most once and exits them all at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, routing: NetworkRouting | None = None) -> None:
+        self.routing = routing if routing is not None else NetworkRouting("none", None)
         self._stack = contextlib.ExitStack()
         self._specs: dict[str, StoreSpec] = {}
         self._caps: dict[str, dict[str, bool]] = {}
@@ -31,6 +33,8 @@ class EnteredStores:
     def adopt(self, entry: StoreEntry, spec: StoreSpec) -> StoreSpec:
         """Keep an entered ``spec`` under ``entry``'s name, with its capability overrides."""
         merged = {**spec.capabilities, **entry.overrides}
+        # Under --dw-network, a store that declares its route reaches it through a proxy.
+        spec = self.routing.route(entry.name, spec, self._stack)
         # Handles of an async store (methods `async def`) are driven on a loop of their own.
         self._specs[entry.name] = replace(
             spec, name=entry.name, capabilities=merged,
