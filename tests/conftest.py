@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+# cel_expr_python's C extension registers its types once per process: imported here, it
+# stays in sys.modules when a pytester in-process run restores its module snapshot, and a
+# second in-process run does not import it again ("_InternalArena is already registered").
+import cel_expr_python.cel  # noqa: F401
 import pytest
 from hypothesis import settings
 from support import answer_steps

@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import difflib
 import fnmatch
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -178,6 +179,25 @@ class DeviationError(ValueError):
     """A ``[[tool.dw-testing.known-deviations]]`` entry that cannot be used."""
 
 
+#: Suite tests renamed since a release: an entry naming the old name keeps matching, for a
+#: release, with a warning that says the new one (CHANGELOG.md records each rename).
+RENAMED_TESTS: Mapping[str, str] = {
+    "test_a_settler_killed_after_any_store_call_is_resumed_by_the_next_full_scan":
+        "test_a_settler_killed_after_any_store_call_is_resumed_by_the_next_fresh_pass",
+}
+
+
+def renamed(pattern: str) -> str:
+    """``pattern`` with every renamed suite test's old name replaced by its new one."""
+    for old, new in RENAMED_TESTS.items():
+        if old in pattern:
+            warnings.warn(f"known deviation names {old}, which is now {new}; write the new "
+                          "name in pyproject.toml (the old one stops matching in the next "
+                          "release)", DeprecationWarning, stacklevel=2)
+            pattern = pattern.replace(old, new)
+    return pattern
+
+
 def from_pyproject(entries: object) -> list[KnownDeviation]:
     """Parse ``[[tool.dw-testing.known-deviations]]``; errors name the entry and the fix."""
     if entries is None:
@@ -209,7 +229,7 @@ def from_pyproject(entries: object) -> list[KnownDeviation]:
             ) from None
         package = entry.get("package")
         parsed.append(KnownDeviation(
-            store=str(entry["store"]), test=str(entry["test"]),
+            store=str(entry["store"]), test=renamed(str(entry["test"])),
             reference=str(entry["reference"]), reason=str(entry["reason"]),
             package=None if package is None else str(package), versions=versions,
             intermittent=bool(entry.get("intermittent", False)),
