@@ -21,10 +21,6 @@ import html5lib
 import pytest
 from png_pixels import Image, read_png
 
-# One worker runs this module: its module-scoped runs cost a minute or more, and xdist
-# would otherwise let two workers each start them (--dist loadgroup in pyproject.toml).
-pytestmark = pytest.mark.xdist_group("report_browser")
-
 SVG = "{http://www.w3.org/2000/svg}"
 WINDOW = (1280, 1800)
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

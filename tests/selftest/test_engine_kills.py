@@ -26,10 +26,6 @@ from dw_testing.selftest.engine_matrix import engine_suite_run, failures_by_stor
 from dw_testing.selftest.engine_variants import ENGINE_UNKILLABLE_STORE_MUTANTS, ENGINE_VARIANTS
 from dw_testing.selftest.mutants import STORE_MUTANTS
 
-# One worker runs this module: its module-scoped runs cost a minute or more, and xdist
-# would otherwise let two workers each start them (--dist loadgroup in pyproject.toml).
-pytestmark = pytest.mark.xdist_group("engine_kills")
-
 TIMEOUT_SECONDS = 600
 FALSE_TO_WINNER = STORE_MUTANTS["false_to_winner"].target
 WITHOUT_SLOW_FINDERS = ["-k", "not wait_lifecycle and not concurrent_signals"]

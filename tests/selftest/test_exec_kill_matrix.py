@@ -19,10 +19,6 @@ from dw_testing.selftest.killmatrix import KILLED, KillMatrix, build_matrix, run
 from dw_testing.selftest.mutants import STORE_MUTANTS
 from dw_testing.selftest.mutants.over_exec import CONTROL
 
-# One worker runs this module: its module-scoped runs cost a minute or more, and xdist
-# would otherwise let two workers each start them (--dist loadgroup in pyproject.toml).
-pytestmark = pytest.mark.xdist_group("exec_kill_matrix")
-
 OVER_EXEC = "dw_testing.selftest.mutants.over_exec"
 # Each mutant, the part of the protocol path its defect crosses, and a test that must kill it.
 EXEC_KILLS = {

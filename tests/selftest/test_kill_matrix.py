@@ -27,10 +27,6 @@ from reference_engine.stores.async_adapter import adapt_if_async
 from reference_engine.stores.contract import close_store
 from reference_engine.stores.registry import load_object
 
-# One worker runs this module: its module-scoped runs cost a minute or more, and xdist
-# would otherwise let two workers each start them (--dist loadgroup in pyproject.toml).
-pytestmark = pytest.mark.xdist_group("kill_matrix")
-
 ROOT = Path(__file__).resolve().parents[2]
 UNKILLABLE = ROOT / "docs" / "unkillable.md"
 # Hand-broken stores and a test that must catch each (by test name prefix).

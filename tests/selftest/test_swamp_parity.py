@@ -26,10 +26,6 @@ import pytest
 
 from dw_testing.selftest.killmatrix import KILLED, KillMatrix, run_matrix, short_name
 
-# One worker runs this module: its module-scoped runs cost a minute or more, and xdist
-# would otherwise let two workers each start them (--dist loadgroup in pyproject.toml).
-pytestmark = pytest.mark.xdist_group("swamp_parity")
-
 ROOT = Path(__file__).resolve().parents[2]
 TYPESCRIPT = ROOT / "examples" / "typescript"
 CORRECT = "map_store"
