@@ -44,6 +44,9 @@ _SCHEME_CAPABILITIES: dict[str, dict[str, bool]] = {
     "s3": dict(_BUILTIN_LIST),
     "gs": dict(_BUILTIN_LIST),
 }
+# What a child forked from a warm server imports before its fork (see .forkserver).
+FORK_PRELOAD = ("reference_engine.stores.fs", "reference_engine.stores.sqlite",
+                "reference_engine.stores.memory", "reference_engine.errors")
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 

@@ -16,10 +16,10 @@ import queue
 import shlex
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import IO, Any, Final
+from typing import IO, Any, Final, Protocol
 
 from reference_engine.errors import StoreError, StoreUnavailable
 from reference_engine.stores.exec.protocol import (
@@ -38,6 +38,30 @@ _EXIT_GRACE_S: Final = 5.0
 _STDERR_DRAIN_S: Final = 1.0
 
 
+class ChildProcess(Protocol):
+    """What a connection uses of its child: ``subprocess.Popen``, or a forked child."""
+
+    pid: int
+    stdin: IO[bytes] | None
+    stdout: IO[bytes] | None
+    stderr: IO[bytes] | None
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+Spawn = Callable[[Sequence[str]], ChildProcess]
+
+
+def popen(argv: Sequence[str]) -> ChildProcess:
+    """Start ``argv`` as written, its three standard streams on pipes to this process."""
+    return subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, close_fds=True)
+
+
 class ExecChildError(StoreError):
     """The child broke the protocol: it exited, hung, or printed something that is no reply."""
 
@@ -53,7 +77,8 @@ class ChildConnection:
     its finalizer can end the child.
     """
 
-    def __init__(self, argv: Sequence[str], label: str, timeout: float) -> None:
+    def __init__(self, argv: Sequence[str], label: str, timeout: float,
+                 spawn: Spawn = popen) -> None:
         self.label = label
         self.timeout = timeout
         # Lines for the child's stdin, written by one thread: a caller never blocks on a
@@ -67,10 +92,7 @@ class ChildConnection:
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._handshake: Future[bytes] = Future()
         try:
-            self.proc = subprocess.Popen(
-                list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, close_fds=True,
-            )
+            self.proc = spawn(argv)
         except OSError as exc:
             raise StoreUnavailable(
                 f"exec store {label!r}: cannot start {argv[0]!r} ({exc.strerror or exc}); "
