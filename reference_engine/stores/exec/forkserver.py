@@ -262,12 +262,9 @@ def _child(module: str, request: Mapping[str, object], fds: Sequence[int],
         for fd in fds:
             if fd > 2:
                 os.close(fd)
-        # New streams on the passed pipes, buffered as an interpreter's own would be, and
-        # kept as sys.__stdout__ (and so on) are, so rebinding sys.stdout closes nothing.
-        sys.stdin = sys.__stdin__ = open(0, closefd=False)  # noqa: SIM115 - for its life
-        sys.stdout = sys.__stdout__ = open(1, "w", closefd=False)  # noqa: SIM115
-        sys.stderr = sys.__stderr__ = open(  # noqa: SIM115
-            2, "w", buffering=1, errors="backslashreplace", closefd=False)
+        # The interpreter's own streams wrap descriptors 0-2, now the passed pipes; the
+        # server never read or wrote them, so no buffer holds anything of its own.
+        sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
         env = request["env"]
         assert isinstance(env, dict)
         os.environ.clear()
