@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             print("deno is not on PATH: the TypeScript example's row is left out",
                   file=sys.stderr)
 
-    console = Console()
+    console = Console(width=120)
     mode = "serial" if args.workers == "0" else f"-n {args.workers}"
     table = Table(title=f"full conformance run per store ({mode}, profile {args.profile})")
     columns = ("store", "code", "wall s", "passed", "xfailed", "skipped", "failed", "exit")
