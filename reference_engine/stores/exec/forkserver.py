@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import array
 import atexit
+import builtins
 import json
 import os
 import signal
@@ -28,9 +29,12 @@ import socket
 import subprocess
 import sys
 import threading
+import types
 from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
+from importlib.machinery import ModuleSpec
+from types import CodeType
 from typing import IO, Final
 
 FORK_ENV: Final = "DW_EXEC_FORK"
@@ -247,10 +251,10 @@ def end_servers() -> None:
 # -- the server's side --------------------------------------------------------------------
 
 
-def _child(module: str, request: Mapping[str, object], fds: Sequence[int],
-           closing: Sequence[int]) -> None:
+def _child(spec: ModuleSpec, code: CodeType, request: Mapping[str, object],
+           fds: Sequence[int], closing: Sequence[int]) -> None:
     """In the fork: become ``python -m module *argv`` on the passed pipes; never returns."""
-    code = 1
+    status = 1
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -274,13 +278,17 @@ def _child(module: str, request: Mapping[str, object], fds: Sequence[int],
         sys.path[0] = cwd
         argv = request["argv"]
         assert isinstance(argv, list)
-        sys.argv = ["-m", *map(str, argv)]
-        import runpy
-
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
-        code = 0
+        # As ``python -m`` runs it (runpy): a fresh __main__ holding the module's spec.
+        main = types.ModuleType("__main__")
+        main.__dict__.update(__file__=spec.origin, __cached__=None, __loader__=spec.loader,
+                             __package__=spec.parent, __spec__=spec,
+                             __builtins__=builtins)
+        sys.modules["__main__"] = main
+        sys.argv = [spec.origin or "-m", *map(str, argv)]
+        exec(code, main.__dict__)
+        status = 0
     except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         if not isinstance(stop.code, (int, type(None))):
             print(stop.code, file=sys.stderr)
     except BaseException:
@@ -292,7 +300,7 @@ def _child(module: str, request: Mapping[str, object], fds: Sequence[int],
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
-            os._exit(code)
+            os._exit(status)
 
 
 def _reap(sock: socket.socket) -> None:
@@ -311,14 +319,19 @@ def serve(module: str, sock: socket.socket) -> int:
     """Fork a child of ``module`` for each request on ``sock`` until it closes."""
     import gc
     import importlib
+    import importlib.util
     import selectors
 
     served = importlib.import_module(module)
     for name in getattr(served, "FORK_PRELOAD", ()):  # what every child would import next
         importlib.import_module(name)
-    # Each fork runs the module afresh as __main__, as ``python -m`` does; what it imports
-    # stays loaded.
+    # Each fork runs the module afresh as __main__, as ``python -m`` does (what it imports
+    # stays loaded); its code is read and compiled once, here.
     del sys.modules[module]
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.loader is None or not hasattr(spec.loader, "get_code"):
+        raise SystemExit(f"cannot find the code of {module}")
+    code = spec.loader.get_code(module)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent ends this server, not ^C
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -354,7 +367,7 @@ def serve(module: str, sock: socket.socket) -> int:
                 continue
             if pid == 0:
                 selector.close()
-                _child(module, request, list(fds), [sock.fileno(), wake_r, wake_w])
+                _child(spec, code, request, list(fds), [sock.fileno(), wake_r, wake_w])
             for fd in fds:
                 os.close(fd)
             sock.send(json.dumps({"pid": pid}).encode("utf-8"))
