@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import os
 import queue
+import select
 import shlex
 import subprocess
 import threading
@@ -36,6 +38,8 @@ STDERR_TAIL_LINES: Final = 12
 # How long close() and a broken connection wait for the child to go before killing it.
 _EXIT_GRACE_S: Final = 5.0
 _STDERR_DRAIN_S: Final = 1.0
+# How often a write waiting on a full pipe looks again (whether stdin was closed meanwhile).
+_FULL_PIPE_RECHECK_S: Final = 0.1
 
 
 class ChildProcess(Protocol):
@@ -81,9 +85,14 @@ class ChildConnection:
                  spawn: Spawn = popen) -> None:
         self.label = label
         self.timeout = timeout
-        # Lines for the child's stdin, written by one thread: a caller never blocks on a
-        # full pipe, so its timeout holds even when the child stops reading.
+        # A caller writes its request line itself when nothing is queued and the pipe takes
+        # it whole (the pipe is non-blocking); the rest goes to the writer thread. So a
+        # caller never blocks on a full pipe, and its timeout holds even when the child
+        # stops reading. _send_lock orders the writes and guards the descriptor's closing.
         self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._send_lock = threading.Lock()
+        self._queued = 0
+        self._stdin_open = True
         self._state_lock = threading.Lock()
         self._pending: dict[int, tuple[Request, Future[Reply]]] = {}
         self._next_id = 0
@@ -102,6 +111,8 @@ class ChildConnection:
             ) from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._stdin: IO[bytes] = self.proc.stdin
+        self._stdin_fd = self._stdin.fileno()
+        os.set_blocking(self._stdin_fd, False)
         self._stdout_thread = threading.Thread(
             target=self._read_stdout, name=f"dw-exec-stdout-{self.proc.pid}", daemon=True)
         self._stderr_thread = threading.Thread(
@@ -124,12 +135,52 @@ class ChildConnection:
                     self._outbox.put(None)
                     break
                 batch.append(more)
-            try:
-                self._stdin.write(b"".join(batch))
-                self._stdin.flush()
-            except (OSError, ValueError):
+            if not self._write_all(memoryview(b"".join(batch))):
                 self.fail("the child stopped reading its stdin")
                 return
+            with self._send_lock:
+                self._queued -= len(batch)
+
+    def _write_all(self, data: memoryview) -> bool:
+        """Write ``data`` as the pipe takes it (False: the child is gone or stdin closed)."""
+        while data:
+            with self._send_lock:
+                if not self._stdin_open:
+                    return False
+                try:
+                    data = data[os.write(self._stdin_fd, data):]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    return False
+            if data:  # the pipe is full: wait until the child reads some
+                with contextlib.suppress(OSError, ValueError):
+                    select.select([], [self._stdin_fd], [], _FULL_PIPE_RECHECK_S)
+        return True
+
+    def _send(self, line: bytes) -> str | None:
+        """Send one request line, or queue it for the writer; a fault's description."""
+        with self._send_lock:
+            if self._queued == 0 and self._stdin_open:
+                try:
+                    written = os.write(self._stdin_fd, line)
+                except BlockingIOError:
+                    written = 0
+                except OSError:
+                    return "the child stopped reading its stdin"
+                if written == len(line):
+                    return None
+                line = line[written:]
+            self._queued += 1
+            self._outbox.put(line)  # under the lock: nothing overtakes a line half written
+        return None
+
+    def _close_stdin(self) -> None:
+        with self._send_lock:
+            if self._stdin_open:
+                self._stdin_open = False
+                with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+                    self._stdin.close()
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -233,7 +284,9 @@ class ChildConnection:
         where = key if key is not None else (prefix or "")
         if self.broken is not None:
             raise self.error(request_op, where, request)
-        self._outbox.put(request.encode().encode("utf-8") + b"\n")
+        problem = self._send(request.encode().encode("utf-8") + b"\n")
+        if problem is not None:
+            self.fail(problem)
         try:
             reply = future.result(timeout=self.timeout)
         except FutureTimeout:
@@ -285,8 +338,7 @@ class ChildConnection:
         if threading.current_thread() is not self._writer_thread:
             # A write blocked on the dead child's pipe fails now; then stdin can close.
             self._writer_thread.join(timeout=_EXIT_GRACE_S)
-        with contextlib.suppress(BrokenPipeError, OSError, ValueError):
-            self._stdin.close()
+        self._close_stdin()
 
     def close(self) -> None:
         """Ask the child to close, let it exit, and kill it if it does not."""
@@ -297,8 +349,7 @@ class ChildConnection:
                 self.call("close")
         self._outbox.put(None)
         self._writer_thread.join(timeout=_EXIT_GRACE_S)
-        with contextlib.suppress(BrokenPipeError, OSError, ValueError):
-            self._stdin.close()
+        self._close_stdin()
         try:
             self.proc.wait(timeout=_EXIT_GRACE_S)
         except subprocess.TimeoutExpired:
