@@ -14,8 +14,7 @@ import os
 import re
 import sys
 import threading
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -88,66 +87,25 @@ def parse_capability(text: str) -> tuple[str, bool]:
     return name, flags[value.lower()]
 
 
-class Workers:
-    """Up to ``count`` threads running submitted calls, started only as calls overlap.
-
-    Not ``concurrent.futures``: it brings ``logging``, a sixth of a child's start.
-    """
-
-    def __init__(self, count: int) -> None:
-        self._count = max(1, count)
-        self._lock = threading.Lock()
-        self._jobs: deque[tuple[Callable[[Request], None], Request | None]] = deque()
-        self._ready = threading.Semaphore(0)
-        self._threads: list[threading.Thread] = []
-        self._idle = 0
-
-    def submit(self, job: Callable[[Request], None], request: Request) -> None:
-        with self._lock:
-            self._jobs.append((job, request))
-            if self._idle == 0 and len(self._threads) < self._count:
-                thread = threading.Thread(target=self._work, daemon=True,
-                                          name=f"dw-child-{len(self._threads)}")
-                self._threads.append(thread)
-                thread.start()
-            else:
-                self._idle -= 1
-        self._ready.release()
-
-    def _work(self) -> None:
-        while True:
-            self._ready.acquire()
-            with self._lock:
-                job, request = self._jobs.popleft()
-            if request is None:
-                return
-            job(request)
-            with self._lock:
-                self._idle += 1
-
-    def shutdown(self) -> None:
-        """Run every submitted call, then end the threads."""
-        with self._lock:
-            threads = list(self._threads)
-            self._jobs.extend([(_stop, None)] * len(threads))
-        for _ in threads:
-            self._ready.release()
-        for thread in threads:
-            thread.join()
-
-
-def _stop(request: Request) -> None:
-    """The job that ends a worker thread (queued with no request)."""
-
-
 class Server:
-    """Reads requests from ``inp``, runs them on ``store``, writes replies to ``out``."""
+    """Reads requests from ``inp``, runs them on ``store``, writes replies to ``out``.
+
+    Up to ``workers`` threads take turns reading (leader and followers): the thread that
+    reads a request answers it itself, while an idle thread (started if none is) reads the
+    next. So a lone call crosses no thread, and calls in flight together run at once.
+    The main thread is one of them, and the one that closes the store at the end.
+    """
 
     def __init__(self, store: Any, out: IO[bytes], *, workers: int = 8) -> None:
         self.store = store
         self.out = out
         self._write_lock = threading.Lock()
-        self._pool = Workers(workers)
+        self._read_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._workers = max(1, workers)
+        self._threads: list[threading.Thread] = []
+        self._idle = 1  # threads not answering a call: the main thread, at first
+        self._end: tuple[int, Request | None] | None = None
 
     def send(self, line: str) -> None:
         data = line.encode("utf-8") + b"\n"
@@ -183,24 +141,53 @@ class Server:
 
     def serve(self, inp: IO[bytes]) -> int:
         """Answer until ``close`` or the end of ``inp``; the exit code."""
-        for raw in iter(inp.readline, b""):
-            try:
-                request = Request.decode(raw)
-            except ProtocolViolation as exc:
-                print(f"dw-store child: bad request line ({exc}); stopping", file=sys.stderr)
-                self._finish()
-                return 2
-            if request.op == "close":
-                self._finish()
-                self.send(Reply(id=request.id).encode())
-                return 0
-            self._pool.submit(self.answer, request)
-        self._finish()
-        return 0
-
-    def _finish(self) -> None:
-        self._pool.shutdown()
+        self._take_turns(inp)
+        for thread in list(self._threads):  # each ends at its next turn to read
+            thread.join()
+        assert self._end is not None
+        code, closing = self._end
         close_store(self.store)
+        if closing is not None:
+            self.send(Reply(id=closing.id).encode())  # answered last, the store closed
+        return code
+
+    def _take_turns(self, inp: IO[bytes]) -> None:
+        while True:
+            with self._read_lock:
+                if self._end is not None:
+                    return
+                request = self._read(inp)
+                if request is None:
+                    return
+                with self._state_lock:
+                    self._idle -= 1
+                    if self._idle == 0 and len(self._threads) + 1 < self._workers:
+                        self._idle += 1  # the new thread reads the next request
+                        thread = threading.Thread(target=self._take_turns, args=(inp,),
+                                                  name=f"dw-child-{len(self._threads)}",
+                                                  daemon=True)
+                        self._threads.append(thread)
+                        thread.start()
+            self.answer(request)
+            with self._state_lock:
+                self._idle += 1
+
+    def _read(self, inp: IO[bytes]) -> Request | None:
+        """The next request; ``None`` (the end recorded) at ``close``, a bad line or EOF."""
+        raw = inp.readline()
+        if not raw:
+            self._end = (0, None)
+            return None
+        try:
+            request = Request.decode(raw)
+        except ProtocolViolation as exc:
+            print(f"dw-store child: bad request line ({exc}); stopping", file=sys.stderr)
+            self._end = (2, None)
+            return None
+        if request.op == "close":
+            self._end = (0, request)
+            return None
+        return request
 
 
 @dataclass(frozen=True)
