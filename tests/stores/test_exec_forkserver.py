@@ -101,3 +101,26 @@ def test_without_forking_the_command_is_started_as_written(
 ])
 def test_only_this_interpreters_module_commands_fork(argv: list[str], module: str | None) -> None:
     assert forkable_module(argv) == module
+
+
+def test_a_few_servers_are_kept_and_a_retired_ones_child_still_ends_cleanly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_engine.stores.exec import forkserver
+
+    forkserver.end_servers()
+    places = [tmp_path / f"d{i}" for i in range(forkserver.MAX_SERVERS + 1)]
+    handles = []
+    try:
+        for place in places:  # a server per working directory, as python -m would see it
+            place.mkdir()
+            monkeypatch.chdir(place)
+            handles.append(forked("memory://"))
+        assert len(forkserver._SERVERS) == forkserver.MAX_SERVERS
+        first = handles[0]  # its server was retired: its exit is watched by pidfd instead
+        first.put("k", b"v")
+        assert first.get("k") == b"v"
+    finally:
+        for handle in handles:
+            handle.close()
+        forkserver.end_servers()
+    assert all(h._conn.proc.poll() is not None for h in handles)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import array
 import atexit
 import builtins
+import contextlib
 import json
 import os
 import signal
@@ -191,6 +192,10 @@ class ForkServer:
 
     def close(self) -> None:
         """End the server (its children live on until their own stdin closes)."""
+        # shutdown() first: the reader thread's recv() holds the socket open past a bare
+        # close(), and the server would not see the end of its input.
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
         try:
             self._proc.wait(timeout=5)
@@ -217,6 +222,9 @@ def _watch_orphan(child: ForkedProcess) -> None:
 
 _SERVERS: dict[tuple[str, str, tuple[tuple[str, str], ...]], ForkServer] = {}
 _SERVERS_LOCK = threading.Lock()
+# Servers kept at once; past that the one used longest ago ends (its children live on,
+# watched by pidfd): a process that opens from many directories keeps a few servers only.
+MAX_SERVERS: Final = 4
 
 
 def _python_environment() -> tuple[tuple[str, str], ...]:
@@ -230,12 +238,18 @@ def server_for(module: str) -> ForkServer:
     they decide which code a child imports.
     """
     key = (module, os.getcwd(), _python_environment())
+    retired: list[ForkServer] = []
     with _SERVERS_LOCK:
-        server = _SERVERS.get(key)
+        server = _SERVERS.pop(key, None)
         if server is None or server.gone:
             if not _SERVERS:
                 atexit.register(end_servers)
-            server = _SERVERS[key] = ForkServer(module)
+            while len(_SERVERS) >= MAX_SERVERS:
+                retired.append(_SERVERS.pop(next(iter(_SERVERS))))
+            server = ForkServer(module)
+        _SERVERS[key] = server  # last in the dict: the most recently used
+    for old in retired:
+        old.close()
     return server
 
 
