@@ -124,3 +124,22 @@ def test_a_few_servers_are_kept_and_a_retired_ones_child_still_ends_cleanly(
             handle.close()
         forkserver.end_servers()
     assert all(h._conn.proc.poll() is not None for h in handles)
+
+
+def test_a_fork_of_this_process_leaves_the_parents_servers_alone() -> None:
+    from reference_engine.stores.exec import forkserver
+
+    store = forked("memory://")
+    try:
+        store.put("k", b"v")
+        pid = os.fork()
+        if pid == 0:  # the fork: no server of its own yet, none of the parent's to use
+            os._exit(0 if not forkserver._SERVERS else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, "the fork kept the parent's servers"
+        assert store.get("k") == b"v", "the parent's child and server still answer"
+        another = forked("memory://")  # and the server still forks
+        assert another.get("k") is None
+        another.close()
+    finally:
+        store.close()

@@ -253,6 +253,21 @@ def server_for(module: str) -> ForkServer:
     return server
 
 
+def _forget_servers() -> None:
+    """In a fork of this process: the servers are the parent's; close our copies of their
+    sockets (no shutdown, which would end the parent's conversation) and start afresh."""
+    global _SERVERS_LOCK
+    _SERVERS_LOCK = threading.Lock()  # another thread may have held it at the fork
+    for server in _SERVERS.values():
+        server.gone = True
+        with contextlib.suppress(OSError):
+            os.close(server._sock.detach())
+    _SERVERS.clear()
+
+
+os.register_at_fork(after_in_child=_forget_servers)
+
+
 def end_servers() -> None:
     """End every fork server this process started."""
     with _SERVERS_LOCK:
