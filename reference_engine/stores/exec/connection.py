@@ -136,7 +136,7 @@ class ChildConnection:
                     break
                 batch.append(more)
             if not self._write_all(memoryview(b"".join(batch))):
-                self.fail("the child stopped reading its stdin")
+                self.fail(self._write_fault())
                 return
             with self._send_lock:
                 self._queued -= len(batch)
@@ -160,6 +160,7 @@ class ChildConnection:
 
     def _send(self, line: bytes) -> str | None:
         """Send one request line, or queue it for the writer; a fault's description."""
+        written = 0
         with self._send_lock:
             if self._queued == 0 and self._stdin_open:
                 try:
@@ -167,13 +168,23 @@ class ChildConnection:
                 except BlockingIOError:
                     written = 0
                 except OSError:
-                    return "the child stopped reading its stdin"
+                    written = -1  # the child is gone
                 if written == len(line):
                     return None
-                line = line[written:]
-            self._queued += 1
-            self._outbox.put(line)  # under the lock: nothing overtakes a line half written
-        return None
+            if written >= 0:
+                self._queued += 1
+                # Under the lock: nothing overtakes a line half written.
+                self._outbox.put(line[written:])
+                return None
+        return self._write_fault()  # outside the lock: it may wait a moment for the exit
+
+    def _write_fault(self) -> str:
+        """Why stdin refused a write: mostly that the child exited, which then says how."""
+        try:
+            code = self.proc.wait(timeout=_STDERR_DRAIN_S)
+        except subprocess.TimeoutExpired:
+            return "the child stopped reading its stdin"
+        return f"the child exited with code {code}"
 
     def _close_stdin(self) -> None:
         with self._send_lock:
