@@ -308,7 +308,7 @@ def opened(kind: str, workdir: Path) -> Iterator[tuple[Any, str]]:
         yield MemoryStore(), "memory://soak"
         return
     uri = {"file": f"file://{workdir / 'fs'}?fsync=0",
-           "sqlite": f"sqlite://{workdir / 'soak.db'}"}.get(kind, kind)
+           "sqlite": f"sqlite://{workdir / 'soak.db'}?fsync=0"}.get(kind, kind)
     store = open_store(uri)
     try:
         yield store, uri

@@ -38,6 +38,9 @@ ENVIRONMENT = {
                        "(default 60)",
     "DW_EXEC_SPARES": "`exec:` stores: children of a command kept started ahead of need "
                       "(default 2; `0` starts each on demand)",
+    "DW_EXEC_FORK": "the built-in `exec-` stores and the self-test's exec mutants: `0` starts "
+                    "each Python child as written instead of forking it from a warm process "
+                    "(default 1)",
     "DW_ENGINE_VARIANT": "self-test only: the broken engine a suite run installs "
                          "(`dw_testing.selftest.engine_variants`)",
     "DW_CONFORMANCE_STORE_URI": "set by the suite for its CLI child processes: the store's "

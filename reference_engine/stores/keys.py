@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 from reference_engine.errors import InvalidKey
 
 MAX_SEGMENT_BYTES = 200
 MAX_KEY_BYTES = 1024
+# C0 controls, DEL and the C1 controls: one regex scan, not a Python loop over every
+# character (every store call checks its key).
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _has_control_character(text: str) -> bool:
-    return any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in text)
+    return _CONTROL_CHARACTER.search(text) is not None
 
 
 def validate_key(key: str, *, op: str = "access") -> str:

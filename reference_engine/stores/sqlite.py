@@ -4,6 +4,11 @@ The create is ``INSERT ... ON CONFLICT(k) DO NOTHING``; it created the record if
 changed. ``list`` selects a key range (``'p/' < k < 'p0'``, since ``'0'`` follows ``'/'``),
 never ``LIKE``, so ``%`` and ``_`` in a prefix stay literal. SQLite's BINARY collation
 compares UTF-8 bytes, which orders keys by code point, as the contract asks.
+
+Each commit is synced to disk (``synchronous = FULL``), so a returned create survives a
+power cut. ``fsync=False`` (``?fsync=0``) syncs only at checkpoints (``NORMAL``): under WAL
+a commit still survives the process being killed, not the machine losing power; for
+tests and soaks, as the file store's ``fsync=0``.
 """
 
 from __future__ import annotations
@@ -47,8 +52,10 @@ def _mapped(exc: sqlite3.Error, op: str, key: str, path: str) -> StoreError:
 class SqliteStore:
     """Records in table ``records`` of one SQLite file; one connection behind a lock."""
 
-    def __init__(self, path: Path | str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+    def __init__(self, path: Path | str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT_S,
+                 fsync: bool = True) -> None:
         self.path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+        self.fsync = fsync
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = self._connect(busy_timeout)
 
@@ -78,7 +85,7 @@ class SqliteStore:
             )
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute(f"PRAGMA synchronous = {'FULL' if self.fsync else 'NORMAL'}")
             conn.execute(_SCHEMA)
         except sqlite3.Error as exc:
             if conn is not None:
@@ -158,10 +165,25 @@ class SqliteStore:
                 self._conn = None
 
 
+_FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
+def _flag(text: str, name: str) -> bool:
+    value = text.lower()
+    if value not in _FLAGS:
+        raise StoreUnavailable(
+            f"sqlite store URI option {name}= must be 0 or 1 (or true/false), not {value!r}",
+            op="open",
+        )
+    return _FLAGS[value]
+
+
 def from_uri(parsed: SplitResult) -> SqliteStore:
-    """``sqlite:///abs/path.db`` (also ``sqlite:////abs/path.db``) or ``sqlite://./rel.db``."""
-    options = uri_options(parsed, store="sqlite store", known={"busy_timeout"},
-                          advice="the only option is busy_timeout=SECONDS")
+    """``sqlite:///abs/path.db`` (also ``sqlite:////abs/path.db``) or ``sqlite://./rel.db``,
+    with ``?busy_timeout=SECONDS`` and ``?fsync=0`` (commits not synced; see the module)."""
+    options = uri_options(parsed, store="sqlite store", known={"busy_timeout", "fsync"},
+                          advice="the options are busy_timeout=SECONDS and fsync=0|1")
+    fsync = _flag(options["fsync"], "fsync") if "fsync" in options else True
     busy_timeout = DEFAULT_BUSY_TIMEOUT_S
     if "busy_timeout" in options:
         try:
@@ -177,14 +199,14 @@ def from_uri(parsed: SplitResult) -> SqliteStore:
                 "sqlite URI needs a database path: sqlite:///abs/path.db or sqlite://./rel.db",
                 op="open",
             )
-        return SqliteStore("/" + path.lstrip("/"), busy_timeout=busy_timeout)
+        return SqliteStore("/" + path.lstrip("/"), busy_timeout=busy_timeout, fsync=fsync)
     if parsed.netloc in (".", ".."):
         if path.strip("/") == "":
             raise StoreUnavailable(
                 "sqlite URI needs a file name after the directory: sqlite://./control.db",
                 op="open",
             )
-        return SqliteStore(parsed.netloc + path, busy_timeout=busy_timeout)
+        return SqliteStore(parsed.netloc + path, busy_timeout=busy_timeout, fsync=fsync)
     raise StoreUnavailable(
         f"sqlite URI has a host part {parsed.netloc!r}; write sqlite:///abs/path.db for an "
         "absolute path or sqlite://./rel.db for one relative to the current directory",

@@ -129,6 +129,20 @@ def test_sqlite_uris(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert relative.path == f"{tmp_path}/sub/rel.db"
 
 
+def _synchronous(store: SqliteStore) -> int:
+    assert store._conn is not None
+    return int(store._conn.execute("PRAGMA synchronous").fetchone()[0])
+
+
+def test_fsync_0_syncs_at_checkpoints_only(tmp_path: Path) -> None:
+    synced = open_store(f"sqlite://{tmp_path}/s.db")
+    unsynced = open_store(f"sqlite://{tmp_path}/s.db?fsync=0")
+    assert isinstance(synced, SqliteStore) and isinstance(unsynced, SqliteStore)
+    assert (_synchronous(synced), _synchronous(unsynced)) == (2, 1)  # FULL, NORMAL
+    unsynced.put("k", b"v")
+    assert synced.get("k") == b"v", "the same database either way"
+
+
 @pytest.mark.parametrize(
     ("uri", "hint"),
     [
@@ -137,6 +151,7 @@ def test_sqlite_uris(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         ("sqlite://./", "needs a file name"),
         ("sqlite:///tmp/x.db?mode=ro", "unknown option"),
         ("sqlite:///tmp/x.db?busy_timeout=soon", "number of seconds"),
+        ("sqlite:///tmp/x.db?fsync=maybe", "must be 0 or 1"),
     ],
 )
 def test_bad_sqlite_uris_are_refused(uri: str, hint: str) -> None:

@@ -60,7 +60,7 @@ def builtin_entry(name: str, session: str) -> StoreEntry:
     elif name == "sqlite":
         opener = temporary_sqlite_store
     elif name == "exec-memory":
-        opener = exec_provider(python_child_reference("memory://"), name)
+        opener = exec_provider(python_child_reference("memory://"), name, fork=True)
     elif name == "exec-file":
         opener = _exec_temporary_provider(name, "file://{root}?fsync=0")
     elif name == "exec-sqlite":
@@ -89,7 +89,7 @@ def _exec_temporary_provider(label: str, uri: str) -> Provider:
     def provide() -> Iterator[StoreSpec]:
         with tempfile.TemporaryDirectory(prefix=f"dw-{label}-") as root:
             reference = python_child_reference(uri.format(root=root))
-            with exec_provider(reference, label)() as spec:
+            with exec_provider(reference, label, fork=True)() as spec:
                 yield spec
 
     return provide

@@ -14,12 +14,13 @@ import shlex
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from dw_testing.kit.spec import BUILTIN_LIST_CAPABILITIES, StoreSpec
 from dw_testing.plugin.catalogue.entries import CatalogueError, Provider, check_capabilities
 from reference_engine.stores.async_adapter import adapt_if_async
 from reference_engine.stores.contract import close_store
-from reference_engine.stores.exec import end_spares
+from reference_engine.stores.exec import EXEC_PREFIX, end_spares
 from reference_engine.stores.registry import (
     IMPORT_PATH,
     is_builtin_uri,
@@ -74,20 +75,31 @@ def temporary_sqlite_store() -> Iterator[StoreSpec]:
                         capabilities=dict(BUILTIN_LIST_CAPABILITIES), name="sqlite")
 
 
-def exec_provider(reference: str, label: str) -> Provider:
-    """Open one handle to read the child's handshake: its capabilities join the spec."""
+def exec_provider(reference: str, label: str, *, fork: bool = False) -> Provider:
+    """Open one handle to read the child's handshake: its capabilities join the spec.
+
+    ``fork=True`` is for our own ``python -m`` children, safe to fork from a warm process
+    (``open_exec(..., fork=True)``); the spec's ``uri`` stays the command as written.
+    """
+
+    def open_handle() -> Any:
+        if fork and reference.startswith(EXEC_PREFIX):
+            from reference_engine.stores.exec.client import open_exec
+
+            return open_exec(reference[len(EXEC_PREFIX):], fork=True)
+        return open_store(reference)
 
     @contextlib.contextmanager
     def provide() -> Iterator[StoreSpec]:
-        sample = open_store(reference)
+        sample = open_handle()
         try:
             announced = dict(getattr(sample, "capabilities", {}) or {})
         finally:
             close_store(sample)
         check_capabilities(announced, f"exec store {label!r} (its dw-store/1 handshake)")
         try:
-            yield StoreSpec(factory=lambda: open_store(reference), uri=reference,
-                            capabilities=announced, name=label)
+            yield StoreSpec(factory=open_handle, uri=reference, capabilities=announced,
+                            name=label)
         finally:
             # Children started ahead of need would outlive the session (and its temp dirs).
             end_spares()

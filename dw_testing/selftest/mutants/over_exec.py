@@ -117,7 +117,7 @@ def exec_mutant_provider(name: str) -> Provider:
 
         with tempfile.TemporaryDirectory(prefix=f"dw-exec-mutant-{name}-") as root:
             reference = "exec:" + shlex.join(child_command(name, Path(root)))
-            with exec_provider(reference, name)() as spec:
+            with exec_provider(reference, name, fork=True)() as spec:
                 yield spec
 
     provide.__name__ = name

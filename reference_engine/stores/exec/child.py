@@ -10,13 +10,12 @@ for the calls in flight, closes the store and exits 0. Diagnostics go to stderr 
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from reference_engine.stores.contract import close_store, supports_create
@@ -44,6 +43,9 @@ _SCHEME_CAPABILITIES: dict[str, dict[str, bool]] = {
     "s3": dict(_BUILTIN_LIST),
     "gs": dict(_BUILTIN_LIST),
 }
+# What a child forked from a warm server imports before its fork (see .forkserver).
+FORK_PRELOAD = ("reference_engine.stores.fs", "reference_engine.stores.sqlite",
+                "reference_engine.stores.memory", "reference_engine.errors")
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
@@ -75,6 +77,8 @@ def declared_capabilities(reference: str) -> dict[str, bool]:
 
 
 def parse_capability(text: str) -> tuple[str, bool]:
+    import argparse
+
     name, sep, value = text.partition("=")
     flags = {"true": True, "1": True, "false": False, "0": False}
     if not sep or not name or value.lower() not in flags:
@@ -84,13 +88,24 @@ def parse_capability(text: str) -> tuple[str, bool]:
 
 
 class Server:
-    """Reads requests from ``inp``, runs them on ``store``, writes replies to ``out``."""
+    """Reads requests from ``inp``, runs them on ``store``, writes replies to ``out``.
+
+    Up to ``workers`` threads take turns reading (leader and followers): the thread that
+    reads a request answers it itself, while an idle thread (started if none is) reads the
+    next. So a lone call crosses no thread, and calls in flight together run at once.
+    The main thread is one of them, and the one that closes the store at the end.
+    """
 
     def __init__(self, store: Any, out: IO[bytes], *, workers: int = 8) -> None:
         self.store = store
         self.out = out
         self._write_lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dw-child")
+        self._read_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._workers = max(1, workers)
+        self._threads: list[threading.Thread] = []
+        self._idle = 1  # threads not answering a call: the main thread, at first
+        self._end: tuple[int, Request | None] | None = None
 
     def send(self, line: str) -> None:
         data = line.encode("utf-8") + b"\n"
@@ -126,27 +141,73 @@ class Server:
 
     def serve(self, inp: IO[bytes]) -> int:
         """Answer until ``close`` or the end of ``inp``; the exit code."""
-        for raw in iter(inp.readline, b""):
-            try:
-                request = Request.decode(raw)
-            except ProtocolViolation as exc:
-                print(f"dw-store child: bad request line ({exc}); stopping", file=sys.stderr)
-                self._finish()
-                return 2
-            if request.op == "close":
-                self._finish()
-                self.send(Reply(id=request.id).encode())
-                return 0
-            self._pool.submit(self.answer, request)
-        self._finish()
-        return 0
-
-    def _finish(self) -> None:
-        self._pool.shutdown(wait=True)
+        self._take_turns(inp)
+        for thread in list(self._threads):  # each ends at its next turn to read
+            thread.join()
+        assert self._end is not None
+        code, closing = self._end
         close_store(self.store)
+        if closing is not None:
+            self.send(Reply(id=closing.id).encode())  # answered last, the store closed
+        return code
+
+    def _take_turns(self, inp: IO[bytes]) -> None:
+        while True:
+            with self._read_lock:
+                if self._end is not None:
+                    return
+                request = self._read(inp)
+                if request is None:
+                    return
+                with self._state_lock:
+                    self._idle -= 1
+                    if self._idle == 0 and len(self._threads) + 1 < self._workers:
+                        self._idle += 1  # the new thread reads the next request
+                        thread = threading.Thread(target=self._take_turns, args=(inp,),
+                                                  name=f"dw-child-{len(self._threads)}",
+                                                  daemon=True)
+                        self._threads.append(thread)
+                        thread.start()
+            self.answer(request)
+            with self._state_lock:
+                self._idle += 1
+
+    def _read(self, inp: IO[bytes]) -> Request | None:
+        """The next request; ``None`` (the end recorded) at ``close``, a bad line or EOF."""
+        raw = inp.readline()
+        if not raw:
+            self._end = (0, None)
+            return None
+        try:
+            request = Request.decode(raw)
+        except ProtocolViolation as exc:
+            print(f"dw-store child: bad request line ({exc}); stopping", file=sys.stderr)
+            self._end = (2, None)
+            return None
+        if request.op == "close":
+            self._end = (0, request)
+            return None
+        return request
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+@dataclass(frozen=True)
+class ChildArgs:
+    """What the child's command line asks for."""
+
+    store: str
+    name: str | None = None
+    capability: list[tuple[str, bool]] = field(default_factory=list)
+    workers: int = 8
+
+
+def parse_args(argv: Sequence[str] | None) -> ChildArgs:
+    """The child's arguments. A lone reference (the usual command) is read without
+    ``argparse``, whose import is a tenth of a child's start."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if len(words) == 1 and not words[0].startswith("-"):
+        return ChildArgs(store=words[0])
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="python -m reference_engine.stores.exec.child",
         description="Serve a store reference (memory://, file:///..., sqlite:///..., "
@@ -156,7 +217,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--capability", action="append", type=parse_capability, default=[],
                         metavar="NAME=BOOL", help="declare or override a capability")
     parser.add_argument("--workers", type=int, default=8, help="calls served at once")
-    args = parser.parse_args(argv)
+    parsed = parser.parse_args(words)
+    return ChildArgs(store=parsed.store, name=parsed.name, capability=parsed.capability,
+                     workers=parsed.workers)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
 
     from reference_engine.errors import StoreError
     from reference_engine.stores.registry import open_store

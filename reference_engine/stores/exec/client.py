@@ -18,7 +18,10 @@ from reference_engine.stores.exec.connection import (
     DEFAULT_TIMEOUT_S,
     TIMEOUT_ENV,
     ChildConnection,
+    ChildProcess,
     ExecChildError,
+    Spawn,
+    popen,
 )
 from reference_engine.stores.exec.protocol import Handshake
 from reference_engine.stores.exec.spares import SparePool, spares_from_env
@@ -89,11 +92,28 @@ class _Started:
             self.conn, self.hello)
 
 
-def _start(argv: Sequence[str], label: str, timeout: float) -> _Started:
+def _forking(argv: Sequence[str]) -> Spawn:
+    """Fork ``python -m <module>`` from a warm server (:mod:`.forkserver`), else start it."""
+    from reference_engine.stores.exec.forkserver import forkable_module, server_for
+
+    module = forkable_module(argv)
+    if module is None:
+        return popen
+
+    def spawn(argv: Sequence[str]) -> ChildProcess:
+        try:
+            return server_for(module).spawn(argv)
+        except OSError:
+            return popen(argv)  # no server to fork from: start the command as written
+
+    return spawn
+
+
+def _start(argv: Sequence[str], label: str, timeout: float, fork: bool = False) -> _Started:
     if not argv:
         raise StoreUnavailable("exec store: empty command; write exec:<command line>, "
                                "e.g. exec:deno run -A store.ts", op="open")
-    conn = ChildConnection(argv, label, timeout)
+    conn = ChildConnection(argv, label, timeout, _forking(argv) if fork else popen)
     try:
         return _Started(conn, conn.handshake())
     except BaseException:
@@ -130,11 +150,15 @@ def timeout_from_env() -> float:
     return value
 
 
-def open_exec(command_line: str, *, timeout: float | None = None) -> ExecStore:
+def open_exec(command_line: str, *, timeout: float | None = None,
+              fork: bool = False) -> ExecStore:
     """A handle on a child running ``command_line`` (shell words, no shell).
 
     From the second open of a command on, children are started ahead of need: see
-    :mod:`reference_engine.stores.exec.spares`.
+    :mod:`reference_engine.stores.exec.spares`. ``fork=True`` (for a ``python -m <module>``
+    command of this interpreter whose module is safe to fork, such as the stock child)
+    forks each child from a warm process instead (:mod:`.forkserver`) unless
+    ``DW_EXEC_FORK=0``; the child, its pipes and its protocol are the same.
     """
     try:
         argv = shlex.split(command_line)
@@ -143,6 +167,10 @@ def open_exec(command_line: str, *, timeout: float | None = None) -> ExecStore:
                                "its quotes", op="open") from None
     seconds = timeout_from_env() if timeout is None else timeout
     label = command_line.strip()
-    key = (tuple(argv), seconds, os.getcwd())
-    started = _SPARES.take(key, lambda: _start(argv, label, seconds), spares_from_env())
+    if fork:
+        from reference_engine.stores.exec.forkserver import fork_from_env
+
+        fork = fork_from_env()
+    key = (tuple(argv), seconds, os.getcwd(), fork)
+    started = _SPARES.take(key, lambda: _start(argv, label, seconds, fork), spares_from_env())
     return started.handle()

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import os
 import queue
+import select
 import shlex
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import IO, Any, Final
+from typing import IO, Any, Final, Protocol
 
 from reference_engine.errors import StoreError, StoreUnavailable
 from reference_engine.stores.exec.protocol import (
@@ -36,6 +38,32 @@ STDERR_TAIL_LINES: Final = 12
 # How long close() and a broken connection wait for the child to go before killing it.
 _EXIT_GRACE_S: Final = 5.0
 _STDERR_DRAIN_S: Final = 1.0
+# How often a write waiting on a full pipe looks again (whether stdin was closed meanwhile).
+_FULL_PIPE_RECHECK_S: Final = 0.1
+
+
+class ChildProcess(Protocol):
+    """What a connection uses of its child: ``subprocess.Popen``, or a forked child."""
+
+    pid: int
+    stdin: IO[bytes] | None
+    stdout: IO[bytes] | None
+    stderr: IO[bytes] | None
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+Spawn = Callable[[Sequence[str]], ChildProcess]
+
+
+def popen(argv: Sequence[str]) -> ChildProcess:
+    """Start ``argv`` as written, its three standard streams on pipes to this process."""
+    return subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, close_fds=True)
 
 
 class ExecChildError(StoreError):
@@ -53,12 +81,18 @@ class ChildConnection:
     its finalizer can end the child.
     """
 
-    def __init__(self, argv: Sequence[str], label: str, timeout: float) -> None:
+    def __init__(self, argv: Sequence[str], label: str, timeout: float,
+                 spawn: Spawn = popen) -> None:
         self.label = label
         self.timeout = timeout
-        # Lines for the child's stdin, written by one thread: a caller never blocks on a
-        # full pipe, so its timeout holds even when the child stops reading.
+        # A caller writes its request line itself when nothing is queued and the pipe takes
+        # it whole (the pipe is non-blocking); the rest goes to the writer thread. So a
+        # caller never blocks on a full pipe, and its timeout holds even when the child
+        # stops reading. _send_lock orders the writes and guards the descriptor's closing.
         self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._send_lock = threading.Lock()
+        self._queued = 0
+        self._stdin_open = True
         self._state_lock = threading.Lock()
         self._pending: dict[int, tuple[Request, Future[Reply]]] = {}
         self._next_id = 0
@@ -67,10 +101,7 @@ class ChildConnection:
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._handshake: Future[bytes] = Future()
         try:
-            self.proc = subprocess.Popen(
-                list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, close_fds=True,
-            )
+            self.proc = spawn(argv)
         except OSError as exc:
             raise StoreUnavailable(
                 f"exec store {label!r}: cannot start {argv[0]!r} ({exc.strerror or exc}); "
@@ -80,6 +111,8 @@ class ChildConnection:
             ) from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._stdin: IO[bytes] = self.proc.stdin
+        self._stdin_fd = self._stdin.fileno()
+        os.set_blocking(self._stdin_fd, False)
         self._stdout_thread = threading.Thread(
             target=self._read_stdout, name=f"dw-exec-stdout-{self.proc.pid}", daemon=True)
         self._stderr_thread = threading.Thread(
@@ -102,12 +135,63 @@ class ChildConnection:
                     self._outbox.put(None)
                     break
                 batch.append(more)
-            try:
-                self._stdin.write(b"".join(batch))
-                self._stdin.flush()
-            except (OSError, ValueError):
-                self.fail("the child stopped reading its stdin")
+            if not self._write_all(memoryview(b"".join(batch))):
+                self.fail(self._write_fault())
                 return
+            with self._send_lock:
+                self._queued -= len(batch)
+
+    def _write_all(self, data: memoryview) -> bool:
+        """Write ``data`` as the pipe takes it (False: the child is gone or stdin closed)."""
+        while data:
+            with self._send_lock:
+                if not self._stdin_open:
+                    return False
+                try:
+                    data = data[os.write(self._stdin_fd, data):]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    return False
+            if data:  # the pipe is full: wait until the child reads some
+                with contextlib.suppress(OSError, ValueError):
+                    select.select([], [self._stdin_fd], [], _FULL_PIPE_RECHECK_S)
+        return True
+
+    def _send(self, line: bytes) -> str | None:
+        """Send one request line, or queue it for the writer; a fault's description."""
+        written = 0
+        with self._send_lock:
+            if self._queued == 0 and self._stdin_open:
+                try:
+                    written = os.write(self._stdin_fd, line)
+                except BlockingIOError:
+                    written = 0
+                except OSError:
+                    written = -1  # the child is gone
+                if written == len(line):
+                    return None
+            if written >= 0:
+                self._queued += 1
+                # Under the lock: nothing overtakes a line half written.
+                self._outbox.put(line[written:])
+                return None
+        return self._write_fault()  # outside the lock: it may wait a moment for the exit
+
+    def _write_fault(self) -> str:
+        """Why stdin refused a write: mostly that the child exited, which then says how."""
+        try:
+            code = self.proc.wait(timeout=_STDERR_DRAIN_S)
+        except subprocess.TimeoutExpired:
+            return "the child stopped reading its stdin"
+        return f"the child exited with code {code}"
+
+    def _close_stdin(self) -> None:
+        with self._send_lock:
+            if self._stdin_open:
+                self._stdin_open = False
+                with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+                    self._stdin.close()
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -211,7 +295,9 @@ class ChildConnection:
         where = key if key is not None else (prefix or "")
         if self.broken is not None:
             raise self.error(request_op, where, request)
-        self._outbox.put(request.encode().encode("utf-8") + b"\n")
+        problem = self._send(request.encode().encode("utf-8") + b"\n")
+        if problem is not None:
+            self.fail(problem)
         try:
             reply = future.result(timeout=self.timeout)
         except FutureTimeout:
@@ -263,8 +349,7 @@ class ChildConnection:
         if threading.current_thread() is not self._writer_thread:
             # A write blocked on the dead child's pipe fails now; then stdin can close.
             self._writer_thread.join(timeout=_EXIT_GRACE_S)
-        with contextlib.suppress(BrokenPipeError, OSError, ValueError):
-            self._stdin.close()
+        self._close_stdin()
 
     def close(self) -> None:
         """Ask the child to close, let it exit, and kill it if it does not."""
@@ -275,8 +360,7 @@ class ChildConnection:
                 self.call("close")
         self._outbox.put(None)
         self._writer_thread.join(timeout=_EXIT_GRACE_S)
-        with contextlib.suppress(BrokenPipeError, OSError, ValueError):
-            self._stdin.close()
+        self._close_stdin()
         try:
             self.proc.wait(timeout=_EXIT_GRACE_S)
         except subprocess.TimeoutExpired:
