@@ -147,7 +147,8 @@ def etcd_server() -> Iterator[StoreSpec]:
             environment.setenv(ADDRESS_VARIABLE, address)  # restored when the session ends
             # network: under --dw-network the suite hands the store a fault proxy's address.
             yield StoreSpec(factory=factory, uri="etcd_store:factory", name="etcd",
-                            capabilities={"cross_process": True, "durable_reopen": True},
+                            capabilities={"cross_process": True, "durable_reopen": True,
+                                          "segment_prefixes": True, "sorted_list": True},
                             network=NetworkRoute(f"http://{address}", _at_url))
 
 

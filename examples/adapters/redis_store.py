@@ -136,7 +136,8 @@ def redis_server() -> Iterator[StoreSpec]:
             environment.setenv(ADDRESS_VARIABLE, url)  # restored when the session ends
             # network: under --dw-network the suite hands RedisStore a fault proxy's URL.
             yield StoreSpec(factory=factory, uri="redis_store:factory", name="redis",
-                            capabilities={"cross_process": True, "durable_reopen": True},
+                            capabilities={"cross_process": True, "durable_reopen": True,
+                                          "segment_prefixes": True, "sorted_list": True},
                             network=NetworkRoute(url, RedisStore))
 
 

@@ -9,19 +9,13 @@ unless the proxy played each fault kind of the profile during it.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.adapter_runs import run_on_adapter
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
-ADAPTERS = ROOT / "examples" / "adapters"
 # store -> the packages it needs
 STORES = {
     "moto-serialized": ("moto",),
@@ -38,25 +32,12 @@ NETWORK_TESTS = ("test_store_network.py::", "test_store_histories.py::test_racin
 def test_the_engine_suite_and_the_histories_hold_under_lossy_faults(
     store: str, tmp_path: Path,
 ) -> None:
-    missing = [name for name in STORES[store] if importlib.util.find_spec(name) is None]
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)}: pip install '.[test,slow]'")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(ADAPTERS), env.get("PYTHONPATH", "")) if p)
-    report = tmp_path / "report.json"
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=",
-               "--rootdir", str(tmp_path), f"--dw-store={store}", "--dw-suite-only",
-               "--dw-network=lossy", "--dw-seed=23", "-k", SELECTION, "-q", "--tb=short",
-               "--no-header", "--dw-report", str(report)]
-    finished = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=TIMEOUT_SECONDS, check=False)
-    tail = "\n".join((finished.stdout + finished.stderr).strip().splitlines()[-40:])
-    assert report.is_file(), f"the run wrote no report:\n{tail}"
-    tests = json.loads(report.read_text(encoding="utf-8"))["tests"]
-    failed = [t["nodeid"] for t in tests if t["outcome"] not in {"PASS", "SKIP", "XFAIL"}]
+    run = run_on_adapter(store, STORES[store], tmp_path, "--dw-suite-only",
+                         "--dw-network=lossy", "--dw-seed=23", "-k", SELECTION,
+                         timeout=TIMEOUT_SECONDS)
+    tests, tail, failed = run.tests, run.tail, run.failed()
     assert not failed, f"{store} failed {len(failed)} test(s) under lossy faults:\n{tail}"
-    assert finished.returncode == 0, tail
+    assert run.returncode == 0, tail
     ran = {t["nodeid"] for t in tests if t["outcome"] == "PASS"}
     assert any("test_engine_" in n for n in ran), f"no engine-level test ran:\n{tail}"
     for name in NETWORK_TESTS:
