@@ -25,7 +25,7 @@ from urllib.parse import SplitResult, unquote
 from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
 from reference_engine.stores.fs_layout import CONTROL_DIR, TEMP_SUFFIX, FsLayout
 from reference_engine.stores.keys import validate_key, validate_prefix
-from reference_engine.stores.uri_options import uri_options
+from reference_engine.stores.uri_options import flag_option, uri_options
 
 # A create that keeps losing its directory to racing deletes gives up after this many tries.
 _MAX_DIR_RACE_RETRIES = 64
@@ -40,7 +40,6 @@ _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 
 # "sqlite:x.db" or "file:/p" is a mistyped URI, not a directory to create; a one-letter
 # scheme would be a Windows drive.
 _LOOKS_LIKE_URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")
-_FLAG_VALUES = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
 def _errno_name(exc: OSError) -> str:
@@ -328,15 +327,6 @@ def _unlink_quietly(path: str) -> None:
         os.unlink(path)
 
 
-def _parse_flag(text: str, name: str) -> bool:
-    value = text.lower()
-    if value not in _FLAG_VALUES:
-        raise StoreUnavailable(
-            f"file store URI option {name}= must be 0 or 1 (or true/false), not {value!r}",
-            op="open",
-        )
-    return _FLAG_VALUES[value]
-
 
 def from_uri(parsed: SplitResult) -> FsStore:
     """``file:///abs/path[?fsync=0]``: the filesystem store at an absolute path."""
@@ -355,7 +345,8 @@ def from_uri(parsed: SplitResult) -> FsStore:
         )
     options = uri_options(parsed, store="file store", known={"fsync"},
                           advice="the only option is fsync=0|1")
-    fsync = _parse_flag(options["fsync"], "fsync") if "fsync" in options else True
+    fsync = (flag_option(options["fsync"], "fsync", store="file store")
+             if "fsync" in options else True)
     return FsStore(Path(path), fsync=fsync)
 
 

@@ -22,7 +22,7 @@ from urllib.parse import SplitResult, unquote
 
 from reference_engine.errors import StoreError, StoreUnavailable, TransientStoreError
 from reference_engine.stores.keys import validate_key, validate_prefix
-from reference_engine.stores.uri_options import uri_options
+from reference_engine.stores.uri_options import flag_option, uri_options
 
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 _SCHEMA = "CREATE TABLE IF NOT EXISTS records (k TEXT PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID"
@@ -165,17 +165,7 @@ class SqliteStore:
                 self._conn = None
 
 
-_FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
-
-def _flag(text: str, name: str) -> bool:
-    value = text.lower()
-    if value not in _FLAGS:
-        raise StoreUnavailable(
-            f"sqlite store URI option {name}= must be 0 or 1 (or true/false), not {value!r}",
-            op="open",
-        )
-    return _FLAGS[value]
 
 
 def from_uri(parsed: SplitResult) -> SqliteStore:
@@ -183,7 +173,8 @@ def from_uri(parsed: SplitResult) -> SqliteStore:
     with ``?busy_timeout=SECONDS`` and ``?fsync=0`` (commits not synced; see the module)."""
     options = uri_options(parsed, store="sqlite store", known={"busy_timeout", "fsync"},
                           advice="the options are busy_timeout=SECONDS and fsync=0|1")
-    fsync = _flag(options["fsync"], "fsync") if "fsync" in options else True
+    fsync = (flag_option(options["fsync"], "fsync", store="sqlite store")
+             if "fsync" in options else True)
     busy_timeout = DEFAULT_BUSY_TIMEOUT_S
     if "busy_timeout" in options:
         try:
