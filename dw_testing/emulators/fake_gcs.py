@@ -15,11 +15,14 @@ import urllib.request
 from collections.abc import Iterator
 from urllib.parse import quote
 
+from dw_testing.emulators.probes import shown
 from dw_testing.emulators.process import free_ports, serve
 from dw_testing.kit.spec import BUILTIN_LIST_CAPABILITIES, NetworkRoute, StoreSpec
 from reference_engine.stores.gcs import GcsStore
 
 PREFIX = "suite"
+# The known fake-gcs-server bugs whose probes every provider here runs on its server.
+GCS_PROBES = ("fake-gcs-media-create", "fake-gcs-resumable-create", "fake-gcs-open-xb")
 START_TIMEOUT_S = 15.0
 _START_ATTEMPTS = 3
 
@@ -103,6 +106,7 @@ def fake_gcs() -> Iterator[StoreSpec]:
                           **BUILTIN_LIST_CAPABILITIES},
             name="fake-gcs",
             network=NetworkRoute(endpoint, lambda via: GcsStore(bucket, PREFIX, endpoint=via)),
+            emulator_bugs=shown(endpoint, GCS_PROBES),
         )
 
 
@@ -122,4 +126,5 @@ def gcs_open_xb_example() -> Iterator[StoreSpec]:
             capabilities={"cross_process": False, "durable_reopen": True,
                           **BUILTIN_LIST_CAPABILITIES},
             name="gcs-open-xb-example",
+            emulator_bugs=shown(endpoint, GCS_PROBES),
         )

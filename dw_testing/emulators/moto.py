@@ -282,11 +282,17 @@ def _child_credentials() -> Iterator[None]:
                         os.environ.pop(name, None)
 
 
+# The known moto bugs whose probes every moto provider runs on the server it started.
+S3_PROBES = ("moto-put-race", "moto-copy-if-none-match")
+
+
 def s3_spec(endpoint: str, bucket: str, name: str,
             store_class: Callable[..., Any] | None = None) -> StoreSpec:
     """Create ``bucket`` on the server at ``endpoint`` and describe the store on it; its
     ``NetworkRoute`` lets ``--dw-network`` put a fault proxy in front of the server.
-    ``store_class`` (default ``S3Store``) is called as ``S3Store`` is."""
+    ``store_class`` (default ``S3Store``) is called as ``S3Store`` is. The spec carries the
+    known moto bugs that the probes showed on this server."""
+    from dw_testing.emulators.probes import shown
     from reference_engine.stores.s3 import S3Store
 
     make = store_class or S3Store
@@ -302,7 +308,8 @@ def s3_spec(endpoint: str, bucket: str, name: str,
     uri = f"s3://{bucket}/{PREFIX}?endpoint_url={quote(endpoint, safe='')}&region={REGION}"
     capabilities = {"cross_process": True, "durable_reopen": True, **BUILTIN_LIST_CAPABILITIES}
     return StoreSpec(factory=lambda: at(endpoint), uri=uri, capabilities=capabilities,
-                     name=name, network=NetworkRoute(endpoint, at))
+                     name=name, network=NetworkRoute(endpoint, at),
+                     emulator_bugs=shown(endpoint, S3_PROBES))
 
 
 @contextlib.contextmanager

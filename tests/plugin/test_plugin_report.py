@@ -246,8 +246,47 @@ def test_the_built_in_registry_names_known_stores_and_upstream_references() -> N
             assert "1024 bytes" in deviation.reason and "test_keys_of_exactly_1024" in (
                 deviation.test)
         else:
-            assert deviation.versions.startswith("==")
+            # An emulator's bug is keyed on its probe, not on a version string, which a
+            # patch release that keeps the bug would make stop applying.
+            assert deviation.probe is not None and not deviation.versions.startswith("=="), (
+                deviation)
     assert from_pyproject(None) == []
+
+
+PROBED_PROVIDER = """
+import contextlib, os
+from reference_engine.stores.memory import MemoryStore
+from dw_testing.kit.spec import StoreSpec
+
+@contextlib.contextmanager
+def provider():
+    # The fake emulator's probe answer comes from the environment.
+    shown = frozenset(filter(None, os.environ.get("FAKE_PROBE", "").split(",")))
+    yield StoreSpec(factory=lambda: MemoryStore("probed"), name="probed", emulator_bugs=shown)
+"""
+
+
+@pytest.mark.parametrize("bug_shown", [True, False])
+def test_a_probed_deviation_applies_exactly_when_its_probe_shows_the_bug(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, bug_shown: bool,
+) -> None:
+    pytester.makepyprojecttoml(
+        _deviation_toml("probed", "test_dev::test_known_broken", issue=7, reason="overwrites",
+                        probe="fake-overwrite")
+        + _deviation_toml("probed", "test_dev::test_fixed_upstream", issue=8,
+                          reason="was broken", probe="fake-overwrite"))
+    pytester.makepyfile(test_dev=DEVIATING, probed=PROBED_PROVIDER)
+    pytester.syspathinsert()
+    monkeypatch.setenv("FAKE_PROBE", "fake-overwrite" if bug_shown else "other-bug")
+    result = pytester.runpytest("test_dev.py", "--dw-store=probed:provider", "-rfxX")
+    if bug_shown:  # the broken test is excused; the passing one is a strict XPASS: red
+        result.assert_outcomes(xfailed=1, failed=1, passed=1)
+        result.stdout.fnmatch_lines_random([
+            "*test_known_broken*shown by probe fake-overwrite*issues/7*",
+            "*FAILED*test_fixed_upstream*XPASS(strict)*"])
+    else:  # the probe says the bug is gone: nothing is excused
+        result.assert_outcomes(failed=1, passed=2)
+        result.stdout.fnmatch_lines(["*FAILED*test_known_broken*"])
 
 
 # -- the report builder alone ------------------------------------------------------------------
