@@ -39,7 +39,7 @@ def exit_code(report: Mapping[str, Any] | None, pytest_returncode: int) -> int:
     if report is None:
         return EXIT_USAGE if pytest_returncode == _PYTEST_USAGE else EXIT_FAIL
     outcomes = {test["outcome"] for test in report.get("tests", [])}
-    if "FAIL" in outcomes or pytest_returncode not in (0, _PYTEST_NO_TESTS):
+    if "FAIL" in outcomes or report.get("setup_errors") or pytest_returncode not in (0, _PYTEST_NO_TESTS):
         return EXIT_FAIL  # pytest failed something, even outside the report (a collection error)
     if "UNKNOWN" in outcomes:
         return EXIT_UNKNOWN
@@ -131,6 +131,9 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
         console.print(f"[red]pytest exited {returncode} without writing a report; see its "
                       "output above[/]")
     else:
+        for message in (report.get("setup_errors") or {}).values():
+            console.print(f"ERROR: {message}", style="bold red", markup=False,
+                          highlight=False, soft_wrap=True)
         console.print(capability_table(report))
         failing = [t for t in report["tests"] if t["outcome"] in ("FAIL", "UNKNOWN")]
         for test in failing:

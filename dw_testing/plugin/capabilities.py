@@ -60,9 +60,14 @@ def missing(needed: Iterable[str], capabilities: Mapping[str, bool]) -> list[str
     return [name for name in needed if not capabilities.get(name, False)]
 
 
-def skip_reason(store: str, absent: list[str], source: str = "pyproject.toml") -> str:
-    """Why a test skips, and for each absent capability how to declare it (by ``source``)."""
-    return "; ".join(capability_hint(store, name, source) for name in absent)
+def skip_reason(store: str, absent: list[str], source: str = "pyproject.toml",
+                declared: Mapping[str, bool] | None = None) -> str:
+    """Why a test skips: a capability the store declared false says so; for one it left
+    undeclared, how to declare it (by ``source``)."""
+    declared = declared or {}
+    return "; ".join(
+        f"store {store} declares capability {name} false" if declared.get(name) is False
+        else capability_hint(store, name, source) for name in absent)
 
 
 def conformance_test(

@@ -18,6 +18,7 @@ from dw_testing.kit.procs import DwChildTarget
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin import capabilities as caps_mod
 from dw_testing.plugin import network
+from dw_testing.plugin.catalogue.setup_error import StoreSetupError
 from dw_testing.plugin.session import STORE_FIXTURE, close_quietly, dw_session
 
 
@@ -25,14 +26,24 @@ from dw_testing.plugin.session import STORE_FIXTURE, close_quietly, dw_session
 def dw_spec(request: pytest.FixtureRequest) -> StoreSpec:
     """The StoreSpec under test (its provider is entered once per session or xdist worker)."""
     session = dw_session(request.config)
-    return session.stores.spec(session.entry(getattr(request, "param", None)))
+    try:
+        return session.stores.spec(session.entry(getattr(request, "param", None)))
+    except StoreSetupError as exc:
+        failure = str(exc)
+    # Failed outside the except block: pytest would print the chained exceptions, the
+    # author's message among them, again and again.
+    pytest.fail(failure, pytrace=False)
 
 
 @pytest.fixture
 def dw_caps(request: pytest.FixtureRequest, dw_spec: StoreSpec) -> dict[str, bool]:
     """The store's capabilities: defaults, then what the factory, provider or pyproject say."""
     session = dw_session(request.config)
-    return session.stores.capabilities(session.entry(dw_spec.name))
+    try:
+        return session.stores.capabilities(session.entry(dw_spec.name))
+    except StoreSetupError as exc:
+        failure = str(exc)
+    pytest.fail(failure, pytrace=False)
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +57,7 @@ def _dw_capability_gate(request: pytest.FixtureRequest) -> None:
     absent = caps_mod.missing(needed, request.getfixturevalue("dw_caps"))
     if absent:
         source = dw_session(request.config).entry(spec.name).source
-        pytest.skip(caps_mod.skip_reason(spec.name, absent, source))
+        pytest.skip(caps_mod.skip_reason(spec.name, absent, source, spec.capabilities))
 
 
 @pytest.fixture(autouse=True)
@@ -94,6 +105,15 @@ def _dw_network_faults(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
 
 
+def _opened(spec: StoreSpec) -> Any:
+    """A new handle; a factory that raises fails the test in its own words."""
+    try:
+        return spec.factory()
+    except Exception as exc:
+        failure = str(StoreSetupError(spec.name, exc))
+    pytest.fail(failure, pytrace=False)
+
+
 @pytest.fixture
 def _dw_prefix(request: pytest.FixtureRequest, dw_spec: StoreSpec) -> Iterator[str]:
     session = dw_session(request.config)
@@ -105,7 +125,7 @@ def _dw_prefix(request: pytest.FixtureRequest, dw_spec: StoreSpec) -> Iterator[s
 @pytest.fixture
 def dw_store(dw_spec: StoreSpec, _dw_prefix: str) -> Iterator[PrefixedStore]:
     """A fresh handle on the test's own prefix ``dwc-<session>-<worker>/<n>``, cleared after."""
-    handle = dw_spec.factory()
+    handle = _opened(dw_spec)
     yield PrefixedStore(handle, _dw_prefix)
     close_quietly(handle)
 
@@ -130,7 +150,7 @@ def dw_open_handle(
 @pytest.fixture
 def dw_raw_store(dw_spec: StoreSpec) -> Iterator[Any]:
     """An unprefixed handle, for the key-validation tests only: it is not cleared."""
-    handle = dw_spec.factory()
+    handle = _opened(dw_spec)
     yield handle
     close_quietly(handle)
 

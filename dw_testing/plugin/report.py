@@ -33,6 +33,7 @@ class SummaryHooks:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         run = self.session
         leftovers = run.leftovers()
+        run.report.setup_errors.update(run.stores.setup_errors())
         try:
             run.stores.close()
         except Exception as exc:  # a provider that fails to stop must not cost the report
@@ -42,6 +43,7 @@ class SummaryHooks:
             output["dw_leftovers"] = leftovers
             output["dw_store_names"] = [entry.name for entry in run.entries]
             output["dw_stop_errors"] = run.stop_errors
+            output["dw_setup_errors"] = run.report.setup_errors
             return
         for store, count in leftovers.items():
             run.report.add_leftovers(store, count)
@@ -58,10 +60,14 @@ class SummaryHooks:
         option = session.config.option
         results = session.report.results
         leftovers = {k: v for k, v in session.report.leftovers.items() if v}
-        if not session.active or (not results and not leftovers and not session.stop_errors):
+        setup_errors = session.report.setup_errors
+        if not session.active or (not results and not leftovers and not session.stop_errors
+                                  and not setup_errors):
             return
         line = terminalreporter.write_line
         terminalreporter.section("dw-testing capabilities")
+        for message in setup_errors.values():  # first: every test of that store failed on it
+            line(f"ERROR: {message.splitlines()[0]}", red=True)
         if session.seed is not None:
             line(session.replay_hint())
         for store in session.store_names():
@@ -100,4 +106,5 @@ class XdistHooks:
         for store, count in (output.get("dw_leftovers") or {}).items():
             self.session.report.add_leftovers(store, count)
         self.session.stop_errors.extend(output.get("dw_stop_errors") or [])
+        self.session.report.setup_errors.update(output.get("dw_setup_errors") or {})
         self.session.adopt_worker_names(list(output.get("dw_store_names") or []))

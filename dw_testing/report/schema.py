@@ -41,6 +41,8 @@ REPORT_SCHEMA: Mapping[str, Any] = {
         "capabilities": {"$ref": "#/$defs/matrix"},
         "by_store": {"type": "object", "additionalProperties": {"$ref": "#/$defs/matrix"}},
         "leftovers": {"type": "object", "additionalProperties": {"type": "integer"}},
+        # Store name -> why it could not be opened (its factory's or provider's own words).
+        "setup_errors": {"type": "object", "additionalProperties": {"type": "string"}},
         "versions": {"type": "object", "additionalProperties": {"type": "string"}},
         "replay": {"type": ["string", "null"]},
         "kill_matrix": {"$ref": "#/$defs/kill_matrix"},

@@ -8,7 +8,7 @@ Shape (``schema`` 1)::
                 "clauses"?, "message"?, "history"?}],
      "capabilities": {name: {"outcome", "failing": [nodeid, ...]}},
      "by_store": {store: {name: {"outcome", "failing": [...]}}},
-     "leftovers": {store: count},
+     "leftovers": {store: count}, "setup_errors"?: {store: message},
      "versions"?: {package: version}, "replay"?: "python -m pytest ...",
      "kill_matrix"?: {"tests": [...], "mutants": [{"name", "level", "defect", "killed_by"}]}}
 
@@ -77,6 +77,7 @@ class ReportBuilder:
     def __init__(self) -> None:
         self._results: dict[str, TestResult] = {}
         self.leftovers: dict[str, int] = {}
+        self.setup_errors: dict[str, str] = {}
 
     def record(self, nodeid: str, store: str, capability: str, outcome: str,
                reason: str, *, clauses: Sequence[str] = (), message: str = "",
@@ -119,6 +120,8 @@ class ReportBuilder:
             "by_store": by_store,
             "leftovers": dict(self.leftovers),
         }
+        if self.setup_errors:
+            built["setup_errors"] = dict(self.setup_errors)
         if versions is not None:
             built["versions"] = dict(versions)
         if replay is not None:

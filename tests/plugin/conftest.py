@@ -23,6 +23,10 @@ def dict_factory():
 dict_factory.capabilities = {"cross_process": False}
 
 
+def plain_factory():
+    return MemoryStore(NAME)
+
+
 def typo_factory():
     return MemoryStore(NAME)
 

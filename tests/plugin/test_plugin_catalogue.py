@@ -154,25 +154,28 @@ def test_an_unknown_store_name_lists_the_known_ones(pytester: pytest.Pytester) -
 @pytest.mark.dw_clause("C-CAP-1")
 @pytest.mark.parametrize(("store", "told"), [
     ("memory", "*built-in store memory does not have capability cross_process*"),
-    ("dwstores:dict_factory",
-     "*store dict_factory does not declare capability cross_process; declare it in code: "
+    ("dwstores:plain_factory",
+     "*store plain_factory does not declare capability cross_process; declare it in code: "
      "`factory.capabilities = {'cross_process': True}`*; or name the store in "
-     "pyproject.toml, [[]tool.dw-testing.stores.NAME[]] with obj = \"dwstores:dict_factory\"*"
+     "pyproject.toml, [[]tool.dw-testing.stores.NAME[]] with obj = \"dwstores:plain_factory\"*"
      "--dw-store=NAME*"),
+    # dict_factory declares cross_process false on purpose: the skip says so.
+    ("dwstores:dict_factory", "*store dict_factory declares capability cross_process false*"),
     ("mine",
      "*store mine does not declare capability cross_process; declare it with "
      "`capabilities = {cross_process = true}` under [[]tool.dw-testing.stores.mine[]]*"),
-], ids=["built-in", "import-path", "pyproject-name"])
+], ids=["built-in", "import-path", "declared-false", "pyproject-name"])
 def test_a_store_without_a_capability_is_told_what_it_lacks_and_how_to_declare_it(
     stores_module: pytest.Pytester, store: str, told: str,
 ) -> None:
-    _store_mine(stores_module)
+    stores_module.makepyprojecttoml(
+        '[tool.dw-testing.stores.mine]\nobj = "dwstores:plain_factory"\n')
     stores_module.makepyfile(test_caps=CAPS_TEST)
     result = stores_module.runpytest("-rs", "test_caps.py", f"--dw-store={store}")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines([told])
     # A table named after an import path's factory would be ignored: never suggested.
-    assert "tool.dw-testing.stores.dict_factory" not in result.stdout.str()
+    assert "tool.dw-testing.stores.plain_factory" not in result.stdout.str()
 
 
 def test_the_file_store_gives_a_child_process_the_same_prefix(
@@ -194,3 +197,27 @@ def test_the_file_store_gives_a_child_process_the_same_prefix(
             assert dw_child_target.prefix.startswith("dwc-")
     """)
     pytester.runpytest("test_child.py", "--dw-store=file").assert_outcomes(passed=1)
+
+
+def test_a_capability_declared_false_is_skipped_as_declared_not_as_forgotten(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(small_values="""
+        from reference_engine.stores.memory import MemoryStore
+
+        def factory():
+            return MemoryStore("small")
+
+        factory.capabilities = {"large_values": False}
+    """, test_large="""
+        import pytest
+
+        @pytest.mark.dw_requires("large_values")
+        def test_large(dw_store):
+            pass
+    """)
+    pytester.syspathinsert()
+    result = pytester.runpytest("test_large.py", "--dw-store=small_values:factory", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*store factory declares capability large_values false*"])
+    assert "does not declare" not in result.stdout.str()

@@ -7,24 +7,48 @@ from dataclasses import replace
 
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin.catalogue.entries import StoreEntry
+from dw_testing.plugin.catalogue.setup_error import StoreSetupError
 from dw_testing.plugin.network import NetworkRouting
 from reference_engine.stores.async_adapter import adapting
 from reference_engine.stores.contract import close_store
 
 
 class EnteredStores:
-    """Enters each entry's provider at most once and exits them all at the end."""
+    """Enters each entry's provider at most once and exits them all at the end.
+
+    A provider or factory that raises is tried once: every later call for that store
+    raises the same :class:`StoreSetupError`, so a server that cannot start is not
+    restarted for each test.
+    """
 
     def __init__(self, routing: NetworkRouting | None = None) -> None:
         self.routing = routing if routing is not None else NetworkRouting("none", None)
         self._stack = contextlib.ExitStack()
         self._specs: dict[str, StoreSpec] = {}
         self._caps: dict[str, dict[str, bool]] = {}
+        self._failed: dict[str, StoreSetupError] = {}
 
     def spec(self, entry: StoreEntry) -> StoreSpec:
+        self._raise_if_failed(entry)
         if entry.name not in self._specs:
-            self.adopt(entry, self.enter(entry))
+            try:
+                self.adopt(entry, self.enter(entry))
+            except Exception as exc:
+                raise self._failure(entry, exc) from exc
         return self._specs[entry.name]
+
+    def setup_errors(self) -> dict[str, str]:
+        """Store name -> why it could not be opened, for the stores that could not."""
+        return {name: str(error) for name, error in self._failed.items()}
+
+    def _raise_if_failed(self, entry: StoreEntry) -> None:
+        if entry.name in self._failed:
+            raise self._failed[entry.name]
+
+    def _failure(self, entry: StoreEntry, exc: Exception) -> StoreSetupError:
+        error = exc if isinstance(exc, StoreSetupError) else StoreSetupError(entry.name, exc)
+        self._failed[entry.name] = error
+        return error
 
     def enter(self, entry: StoreEntry) -> StoreSpec:
         """Enter ``entry``'s provider (exited with the others) without naming it yet."""
@@ -44,7 +68,11 @@ class EnteredStores:
     def capabilities(self, entry: StoreEntry) -> dict[str, bool]:
         if entry.name not in self._caps:
             spec = self.spec(entry)
-            sample = spec.factory()
+            try:
+                sample = spec.factory()
+            except Exception as exc:
+                # Told in the author's words, but not remembered: a later call may succeed.
+                raise StoreSetupError(entry.name, exc) from exc
             try:
                 self._caps[entry.name] = spec.resolved_capabilities(sample)
             finally:
