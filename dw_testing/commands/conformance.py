@@ -39,7 +39,8 @@ def exit_code(report: Mapping[str, Any] | None, pytest_returncode: int) -> int:
     if report is None:
         return EXIT_USAGE if pytest_returncode == _PYTEST_USAGE else EXIT_FAIL
     outcomes = {test["outcome"] for test in report.get("tests", [])}
-    if "FAIL" in outcomes or report.get("setup_errors") or pytest_returncode not in (0, _PYTEST_NO_TESTS):
+    failed = "FAIL" in outcomes or bool(report.get("setup_errors"))
+    if failed or pytest_returncode not in (0, _PYTEST_NO_TESTS):
         return EXIT_FAIL  # pytest failed something, even outside the report (a collection error)
     if "UNKNOWN" in outcomes:
         return EXIT_UNKNOWN

@@ -66,7 +66,7 @@ def test_dw_debug_adds_the_traceback(project: pytest.Pytester,
 
 def test_a_missing_environment_variable_is_named() -> None:
     try:
-        {}["DDB_ENDPOINT"]  # noqa: B018 - what os.environ[...] raises
+        {}["DDB_ENDPOINT"]  # what os.environ[...] raises
     except KeyError as exc:
         message = str(StoreSetupError("ddb", exc))
     assert "KeyError: 'DDB_ENDPOINT'" in message and "export that variable" in message
