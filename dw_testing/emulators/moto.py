@@ -184,13 +184,18 @@ def _gated(app: WsgiApp, rendezvous: CreateRendezvous) -> WsgiApp:
     return gated_app
 
 
-def make_app(mode: str) -> tuple[WsgiApp, CreateRendezvous | None]:
-    """moto's WSGI app for ``mode``: ``serialized`` (one lock) or ``gated`` (raw + rendezvous)."""
+MODES = ("serialized", "gated", "raw")
+
+
+def make_app(mode: str, service: str = "s3") -> tuple[WsgiApp, CreateRendezvous | None]:
+    """moto's WSGI app for ``service`` in ``mode``: ``serialized`` (one lock), ``raw``, or
+    ``gated`` (raw S3 with the create rendezvous; S3 only)."""
     from moto.moto_server.werkzeug_app import create_backend_app
 
-    # moto's S3 app alone: the all-services dispatcher spends ~175 stat() calls per
+    make_app_check(mode, service)
+    # One service's app alone: the all-services dispatcher spends ~175 stat() calls per
     # request working out which service a loopback host means.
-    app: WsgiApp = create_backend_app("s3")
+    app: WsgiApp = create_backend_app(service)
     if mode == "serialized":
         return _serialized(app), None
     if mode == "gated":
@@ -198,18 +203,25 @@ def make_app(mode: str) -> tuple[WsgiApp, CreateRendezvous | None]:
         rendezvous = CreateRendezvous(grace=grace)
         _install_put_object_gate()
         return _gated(app, rendezvous), rendezvous
-    if mode == "raw":
-        return app, None
-    raise ValueError(f"unknown moto server mode {mode!r}; use serialized, gated or raw")
+    return app, None  # raw
 
 
-def serve_forever(mode: str, announce: Callable[[str], None]) -> None:
+def make_app_check(mode: str, service: str) -> None:
+    """Refuse, in the caller's process, a mode or service the child would refuse."""
+    if mode not in MODES:
+        raise ValueError(f"unknown moto server mode {mode!r}; use serialized, gated or raw")
+    if mode == "gated" and service != "s3":
+        raise ValueError(f"the gated mode forces S3's create race; {service} has no gate: "
+                         "use serialized or raw")
+
+
+def serve_forever(mode: str, announce: Callable[[str], None], service: str = "s3") -> None:
     """Run a moto server in this process on a free loopback port; announce its URL."""
     from moto.moto_server.werkzeug_app import MotoRequestHandler
     from werkzeug.serving import make_server
 
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    app, _ = make_app(mode)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+    app, _ = make_app(mode, service)
     server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler)
     announce(f"http://127.0.0.1:{server.server_port}")
     server.serve_forever()
@@ -231,14 +243,19 @@ def _read_announcement(process: subprocess.Popen[str]) -> str:
 
 
 @contextlib.contextmanager
-def serve_moto(mode: str) -> Iterator[str]:
-    """A moto server in a child process (no GIL shared with the tests); yields its URL.
+def serve_moto(mode: str = "serialized", service: str = "s3") -> Iterator[str]:
+    """A moto server for one AWS ``service`` (``"s3"``, ``"dynamodb"``, any name moto
+    serves) in a child process (no GIL shared with the tests); yields its URL.
 
-    The child exits when its stdin closes, so it never outlives the test process.
+    ``"serialized"`` answers one request at a time, which makes moto's check-then-write
+    conditions atomic (S3's ``IfNoneMatch``, DynamoDB's ``ConditionExpression``); the
+    child's request log stays out of the test's output. The child exits when its stdin
+    closes, so it never outlives the test process.
     """
+    make_app_check(mode, service)
     process = subprocess.Popen(
         [sys.executable, "-c", "from dw_testing.emulators.moto import main; main()",
-         "--mode", mode],
+         "--mode", mode, "--service", service],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )
     try:
@@ -328,8 +345,9 @@ def moto_raw() -> Iterator[StoreSpec]:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve with ``--mode serialized|gated|raw`` until stdin closes (the parent went away)."""
-    parser = argparse.ArgumentParser(description="moto S3 server on a free loopback port")
-    parser.add_argument("--mode", choices=("serialized", "gated", "raw"), default="serialized")
+    parser = argparse.ArgumentParser(description="a moto server on a free loopback port")
+    parser.add_argument("--mode", choices=MODES, default="serialized")
+    parser.add_argument("--service", default="s3")
     args = parser.parse_args(argv)
 
     def exit_when_parent_goes() -> None:
@@ -341,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     def announce(url: str) -> None:
         print(READY + url, flush=True)
 
-    serve_forever(args.mode, announce)
+    serve_forever(args.mode, announce, args.service)
     return 0
 
 
