@@ -14,6 +14,7 @@ and its hooks by phase in :mod:`.collection`, :mod:`.outcomes` and :mod:`.summar
 
 from __future__ import annotations
 
+import logging
 import os
 
 import pytest
@@ -39,6 +40,19 @@ pytest_plugins = ["dw_testing.plugin.fixtures", "dw_testing.plugin.engine_fixtur
 # The self-test's engine variants are chosen by this variable and served by this plugin.
 VARIANT_ENV = "DW_ENGINE_VARIANT"
 VARIANT_PLUGIN = "dw_testing.selftest.variants"
+
+
+# Emulators run in the test process (moto's ThreadedMotoServer) log one line per request at
+# INFO, which werkzeug turns on for itself; a failure would sit under hundreds of them.
+REQUEST_LOGGERS = ("werkzeug",)
+
+
+def quiet_request_logs() -> None:
+    """Request loggers to WARNING, unless the user has given them a level of their own."""
+    for name in REQUEST_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.WARNING)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -71,6 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
             f"engine would run instead; add -p {VARIANT_PLUGIN} (or unset {VARIANT_ENV})")
     for line in MARKERS:
         config.addinivalue_line("markers", line)
+    quiet_request_logs()
     try:
         session = DwSession(config)
     except (CatalogueError, DeviationError, ValueError) as exc:

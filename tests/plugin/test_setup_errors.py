@@ -93,3 +93,20 @@ def test_dw_conformance_prints_the_error_and_fails(
     assert "DDB_ENDPOINT is not set; export DDB_ENDPOINT" in result.stdout
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["tests"] and {t["outcome"] for t in report["tests"]} == {"FAIL"}
+
+
+def test_an_emulators_request_log_stays_out_of_a_failure(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("werkzeug")
+    pytester.makepyfile(test_noisy="""
+        from werkzeug._internal import _log
+
+        def test_noisy(dw_store):
+            for _ in range(50):  # what werkzeug's server logs for each request it serves
+                _log("info", '"%s / HTTP/1.1" %s -', "POST", 400)
+            assert False, "the store's own failure"
+    """)
+    result = pytester.runpytest("test_noisy.py", "--dw-store=memory", "-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    assert "POST / HTTP/1.1" not in result.stdout.str()
+    assert "Captured log" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*the store's own failure*"])
