@@ -1,7 +1,7 @@
 """S3 on a loopback moto server: the ``moto-serialized`` and ``moto`` (raw) providers.
 
-moto (5.2.5 and 5.2.6 alike) checks ``IfNoneMatch`` and then stores the object with no lock in between, so two
-concurrent creates can both win. ``moto_serialized`` runs moto's WSGI app behind one lock,
+moto (5.2.5 and 5.2.6 alike) checks ``IfNoneMatch`` and then stores the object with no lock
+in between, so two concurrent creates can both win. ``moto_serialized`` runs moto's WSGI app behind one lock,
 which makes the check-then-put atomic; our S3 store is tested against it. ``moto_raw`` is
 the plain server, a known deviation the suite must catch. To make that catch deterministic,
 its server holds a create that found the key missing at the existence check until a second
