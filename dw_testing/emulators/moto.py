@@ -1,10 +1,12 @@
-"""S3 on a loopback moto server: the ``moto-serialized`` and ``moto`` (raw) providers.
+"""S3 (and any service moto serves) on a loopback moto server: the ``moto-serialized`` and
+``moto`` (raw) providers.
 
 moto (5.2.5 and 5.2.6 alike) checks ``IfNoneMatch`` and then stores the object with no lock
-in between, so two concurrent creates can both win. ``moto_serialized`` runs moto's WSGI app behind one lock,
-which makes the check-then-put atomic; our S3 store is tested against it. ``moto_raw`` is
-the plain server, a known deviation the suite must catch. To make that catch deterministic,
-its server holds a create that found the key missing at the existence check until a second
+in between, so two concurrent creates can both win; DynamoDB's ``ConditionExpression`` on
+``PutItem`` has the same gap. ``moto_serialized`` runs moto's WSGI app behind one lock, which
+makes the check-then-write atomic; our S3 store is tested against it. ``moto_raw`` is the
+plain server, a known deviation the suite must catch. To make that catch deterministic, its
+server holds a create that found the key missing at the existence check until a second
 create of the same key reaches the same point (or no other create is on its way, after a
 short grace), so two concurrent creates both pass the check: an emulator-side gate.
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import logging
 import os
 import selectors
@@ -25,7 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 from dw_testing.emulators.process import stop
@@ -155,6 +158,63 @@ def _install_put_object_gate() -> None:
     _gate_installed = True
 
 
+_dynamodb_gate_installed = False
+
+
+def _install_put_item_gate() -> None:
+    """The same gate for DynamoDB: ``Table.put_item`` reads the current item (its
+    ``ConditionExpression`` check) and then writes it, with no lock between; a gated
+    conditional ``PutItem`` that found no item meets the rendezvous before writing."""
+    global _dynamodb_gate_installed
+    if _dynamodb_gate_installed:
+        return
+    from moto.dynamodb.models.table import Table
+
+    original_put = Table.put_item
+    original_get = Table.get_item
+
+    def marked_put_item(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _request_state.in_put_object = True
+        try:
+            return original_put(self, *args, **kwargs)
+        finally:
+            _request_state.in_put_object = False
+            if getattr(_request_state, "holds_store_lock", False):
+                _request_state.holds_store_lock = False
+                _store_after_check.release()
+
+    def gated_get_item(self: Any, hash_key: Any, range_key: Any = None,
+                       *args: Any, **kwargs: Any) -> Any:
+        found = original_get(self, hash_key, range_key, *args, **kwargs)
+        rendezvous: CreateRendezvous | None = getattr(_request_state, "rendezvous", None)
+        if rendezvous is not None and getattr(_request_state, "in_put_object", False):
+            _request_state.rendezvous = None
+            if found is None:
+                rendezvous.meet((self.name, repr((hash_key, range_key))))
+                _store_after_check.acquire()
+                _request_state.holds_store_lock = True
+            else:
+                rendezvous.passed()
+        return found
+
+    Table.put_item = marked_put_item  # type: ignore[method-assign]
+    Table.get_item = gated_get_item  # type: ignore[method-assign]
+    _dynamodb_gate_installed = True
+
+
+def _is_conditional_create(environ: dict[str, Any]) -> bool:
+    """An S3 ``PutObject`` with ``If-None-Match: *``, or a DynamoDB ``PutItem`` whose
+    condition asks that the item not exist (its body is read and put back)."""
+    method = environ.get("REQUEST_METHOD")
+    if method == "PUT" and environ.get("HTTP_IF_NONE_MATCH") == "*":
+        return True
+    if method != "POST" or not str(environ.get("HTTP_X_AMZ_TARGET", "")).endswith(".PutItem"):
+        return False
+    body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+    environ["wsgi.input"] = io.BytesIO(body)
+    return b"attribute_not_exists" in body
+
+
 def _serialized(app: WsgiApp) -> WsgiApp:
     lock = threading.Lock()
 
@@ -167,10 +227,7 @@ def _serialized(app: WsgiApp) -> WsgiApp:
 
 def _gated(app: WsgiApp, rendezvous: CreateRendezvous) -> WsgiApp:
     def gated_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
-        is_create = (
-            environ.get("REQUEST_METHOD") == "PUT" and environ.get("HTTP_IF_NONE_MATCH") == "*"
-        )
-        if not is_create:
+        if not _is_conditional_create(environ):
             return list(app(environ, start_response))
         rendezvous.arrived()
         _request_state.rendezvous = rendezvous
@@ -185,23 +242,28 @@ def _gated(app: WsgiApp, rendezvous: CreateRendezvous) -> WsgiApp:
 
 
 MODES = ("serialized", "gated", "raw")
+GATED_SERVICES = ("s3", "dynamodb")
 
 
 def make_app(mode: str, service: str = "s3") -> tuple[WsgiApp, CreateRendezvous | None]:
     """moto's WSGI app for ``service`` in ``mode``: ``serialized`` (one lock), ``raw``, or
-    ``gated`` (raw S3 with the create rendezvous; S3 only)."""
+    ``gated`` (raw, with the create rendezvous; S3 and DynamoDB)."""
     from moto.moto_server.werkzeug_app import create_backend_app
 
     make_app_check(mode, service)
     # One service's app alone: the all-services dispatcher spends ~175 stat() calls per
     # request working out which service a loopback host means.
-    app: WsgiApp = create_backend_app(service)
+    # moto types the service as a Literal of the names it serves; ours is the caller's string.
+    app: WsgiApp = cast(Any, create_backend_app)(service)
     if mode == "serialized":
         return _serialized(app), None
     if mode == "gated":
         grace = float(os.environ.get(GRACE_ENV, RENDEZVOUS_GRACE_S))
         rendezvous = CreateRendezvous(grace=grace)
-        _install_put_object_gate()
+        if service == "s3":
+            _install_put_object_gate()
+        else:
+            _install_put_item_gate()
         return _gated(app, rendezvous), rendezvous
     return app, None  # raw
 
@@ -210,9 +272,10 @@ def make_app_check(mode: str, service: str) -> None:
     """Refuse, in the caller's process, a mode or service the child would refuse."""
     if mode not in MODES:
         raise ValueError(f"unknown moto server mode {mode!r}; use serialized, gated or raw")
-    if mode == "gated" and service != "s3":
-        raise ValueError(f"the gated mode forces S3's create race; {service} has no gate: "
-                         "use serialized or raw")
+    if mode == "gated" and service not in GATED_SERVICES:
+        raise ValueError(f"the gated mode forces the create race of "
+                         f"{' and '.join(GATED_SERVICES)}; {service} has no gate: use "
+                         "serialized or raw")
 
 
 def serve_forever(mode: str, announce: Callable[[str], None], service: str = "s3") -> None:

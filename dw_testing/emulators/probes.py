@@ -99,6 +99,47 @@ def s3_racing_creates_both_win(endpoint: str) -> bool:
     return False
 
 
+def dynamodb_racing_creates_both_win(endpoint: str) -> bool:
+    """Two concurrent ``PutItem`` with ``attribute_not_exists`` on one new item: both win?"""
+    import boto3
+
+    from dw_testing.emulators.moto import FAKE_CREDENTIALS, REGION
+
+    client = boto3.client("dynamodb", endpoint_url=endpoint, region_name=REGION,
+                          **FAKE_CREDENTIALS)
+    table = f"dw-probe-{uuid.uuid4().hex[:8]}"
+    client.create_table(TableName=table, KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+                        BillingMode="PAY_PER_REQUEST")
+    try:
+        for _ in range(RACE_TRIES):
+            item = uuid.uuid4().hex
+            start = threading.Barrier(2)
+            winners: list[bool] = []
+
+            def create(item: str = item, start: threading.Barrier = start,
+                       winners: list[bool] = winners) -> None:
+                start.wait()
+                try:
+                    client.put_item(TableName=table, Item={"k": {"S": item}},
+                                    ConditionExpression="attribute_not_exists(k)")
+                except client.exceptions.ConditionalCheckFailedException:
+                    winners.append(False)
+                else:
+                    winners.append(True)
+
+            threads = [threading.Thread(target=create) for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(TIMEOUT_S)
+            if winners.count(True) > 1:
+                return True
+        return False
+    finally:
+        client.delete_table(TableName=table)
+
+
 def s3_conditional_copy_overwrites(endpoint: str) -> bool:
     """``CopyObject`` with ``If-None-Match: *`` onto an existing key: not refused?"""
     client = _s3_client(endpoint)
@@ -196,6 +237,9 @@ BUGS: Mapping[str, EmulatorBug] = MappingProxyType({bug.name: bug for bug in (
     EmulatorBug("moto-put-race",
                 "PutObject checks If-None-Match without a lock: two racing creates both win",
                 s3_racing_creates_both_win),
+    EmulatorBug("moto-dynamodb-race",
+                "PutItem checks its ConditionExpression without a lock: two racing creates "
+                "both win", dynamodb_racing_creates_both_win),
     EmulatorBug("moto-copy-if-none-match",
                 "CopyObject ignores If-None-Match: * and overwrites an existing key",
                 s3_conditional_copy_overwrites),

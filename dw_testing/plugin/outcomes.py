@@ -8,6 +8,7 @@ from collections.abc import Generator
 
 import pytest
 
+from dw_testing.plugin.emulator_hints import race_hint
 from dw_testing.plugin.session import STORE_FIXTURE, DwSession
 from dw_testing.report import facts as run_facts
 
@@ -36,6 +37,8 @@ class OutcomeHooks:
                 and STORE_FIXTURE in getattr(item, "fixturenames", ())):
             # The failure may hang on the seed (Hypothesis examples, the suite's randomness).
             report.sections.append(("dw-testing seed", session.replay_hint()))
+        if report.failed and not hasattr(report, "wasxfail"):
+            self._explain_by_emulator(item, report)
         if call.excinfo is not None and _is_budget_exhausted(call.excinfo.value):
             report.user_properties.append(("dw_outcome", "UNKNOWN"))
             message = _first_line(str(call.excinfo.value))
@@ -43,6 +46,15 @@ class OutcomeHooks:
                 report.outcome = "skipped"
                 report.longrepr = (str(item.path), item.location[1] or 0, f"UNKNOWN: {message}")
         return report
+
+    def _explain_by_emulator(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        spec = getattr(item, "funcargs", {}).get(STORE_FIXTURE)
+        if spec is None:
+            return
+        hint = race_hint(getattr(spec, "emulator_bugs", ()), run_facts.clauses_of(item),
+                         engine_level=item.get_closest_marker("dw_engine") is not None)
+        if hint is not None:
+            report.sections.append(("dw-testing emulator", hint))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.session.is_worker:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -389,3 +390,28 @@ def test_a_deviation_for_an_uncollected_own_test_only_warns(pytester: pytest.Pyt
     result = pytester.runpytest("test_dev.py", "--dw-store=memory")
     result.stdout.fnmatch_lines(["*PytestConfigWarning*'tests.test_elsewhere::test_x' matches "
                                  "no test*"])
+
+
+def test_a_race_failure_on_an_emulator_known_to_race_names_the_serialized_fixture(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytester.makepyfile(probed=PROBED_PROVIDER, test_race="""
+        import pytest
+
+        @pytest.mark.dw_clause("C-CREATE-2")
+        def test_two_winners(dw_store):
+            assert False, "2 of 2 concurrent creates returned True"
+    """)
+    pytester.syspathinsert()
+    monkeypatch.setenv("FAKE_PROBE", "moto-dynamodb-race")
+    result = pytester.runpytest("test_race.py", "--dw-store=probed:provider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*dw-testing emulator*",
+        "*DynamoDB PutItem checks its ConditionExpression*serve_moto('serialized', service)*"])
+    # No probe showed a race and no moto in this process: the store alone is blamed.
+    monkeypatch.setenv("FAKE_PROBE", "")
+    monkeypatch.delitem(sys.modules, "moto", raising=False)
+    quiet = pytester.runpytest("test_race.py", "--dw-store=probed:provider")
+    quiet.assert_outcomes(failed=1)
+    assert "dw-testing emulator" not in quiet.stdout.str()
