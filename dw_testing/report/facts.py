@@ -66,5 +66,9 @@ def failure_message(report: pytest.TestReport) -> str:
     """The whole exception text of a failed phase (``reason`` keeps only its first line)."""
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
-        return str(crash.message)
-    return "" if isinstance(report.longrepr, tuple) else str(report.longrepr or "")
+        message = str(crash.message)
+    else:
+        message = "" if isinstance(report.longrepr, tuple) else str(report.longrepr or "")
+    # What the plugin found out about the failure (an emulator known to race) goes with it.
+    notes = [text for title, text in report.sections if title.startswith("dw-testing emulator")]
+    return "\n".join([message, *notes]) if notes else message
