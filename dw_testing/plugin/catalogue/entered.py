@@ -6,7 +6,7 @@ import contextlib
 from dataclasses import replace
 
 from dw_testing.kit.spec import StoreSpec
-from dw_testing.plugin.catalogue.entries import StoreEntry
+from dw_testing.plugin.catalogue.entries import CatalogueError, StoreEntry
 from dw_testing.plugin.catalogue.setup_error import StoreSetupError
 from dw_testing.plugin.network import NetworkRouting
 from reference_engine.stores.async_adapter import adapting
@@ -33,6 +33,8 @@ class EnteredStores:
         if entry.name not in self._specs:
             try:
                 self.adopt(entry, self.enter(entry))
+            except CatalogueError:
+                raise  # the declaration is wrong, not the store: a usage error of its own
             except Exception as exc:
                 raise self._failure(entry, exc) from exc
         return self._specs[entry.name]
