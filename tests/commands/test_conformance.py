@@ -104,4 +104,6 @@ def test_a_failure_names_the_contract_clauses_its_test_checks(
     jsonschema.validate(report, REPORT_SCHEMA)
     [test] = report["tests"]
     assert test["outcome"] == "FAIL" and test["clauses"] == ["C-GET-1"], test
-    assert "(checks C-GET-1: docs/contract.md)" in result.stdout
+    assert "  clause   C-GET-1: `get` returns the whole record or `None`." in result.stdout
+    assert "  fix      return the whole record as bytes" in result.stdout
+    assert "Traceback" not in result.output and 'File "' not in result.output
