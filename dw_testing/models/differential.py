@@ -187,7 +187,7 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
 
     def _write(self, handle: str, key: str, data: bytes) -> None:
         self.touched.add(key)
-        self.opened[handle].put(self._full(key), data)
+        self.opened[handle].put(self._full(key), bytes(data))  # plain bytes, as an engine sends
         self.model[key] = data
         self.deleted.discard(key)
         self.written_by[key] = handle
@@ -198,7 +198,7 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
     def put_if_absent(self, handle: str, key: str, value: st.DataObject) -> None:
         data: bytes = value.draw(self.value_strategy, label="value")
         self.touched.add(key)
-        created = self.opened[handle].put_if_absent(self._full(key), data)
+        created = self.opened[handle].put_if_absent(self._full(key), bytes(data))
         call = f"put_if_absent({key!r}) on {handle}"
         self._fail(created_problem(created, key not in self.model, call))
         if created:

@@ -55,6 +55,16 @@ def _first_difference(got: bytes, wanted: bytes) -> str:
     return f"equal up to byte {end}, then one of them ends{value_hint(got, wanted, end)}"
 
 
+def bytes_difference(got: object, wanted: bytes) -> str | None:
+    """``None`` when ``got`` is ``wanted``; else both by length and hash and where they first
+    differ, never the bytes themselves (a failure message never quotes a record)."""
+    if isinstance(got, bytes) and got == wanted:
+        return None
+    if not isinstance(got, bytes):
+        return f"got {'None' if got is None else type(got).__name__}, expected {digest(wanted)}"
+    return f"got {digest(got)}, expected {digest(wanted)}, {_first_difference(got, wanted)}"
+
+
 def value_problem(result: bytes | None, expected: bytes | None, call: str, *,
                   others: Mapping[str, bytes], deleted: bool, other_handle: bool,
                   reopened: bool) -> str | None:

@@ -9,6 +9,8 @@ words are its handshake's: ``putIfAbsent``, ``true``/``false``, ``null``, ``Uint
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -92,8 +94,16 @@ _HANDSHAKE_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(?<![\w-])False(?![\w-])", "false"),
         (r"(?<![\w-])None(?![\w-])", "null"),
     ))
-# A Python string literal as a call's argument: put('a/b') -> put("a/b").
-_CALL_ARGUMENT = re.compile(r"\((?:'([^'\\]*)')")
+# A Python string literal as a call's argument: put('a/b') -> put("a/b"), as JSON spells it.
+_CALL_ARGUMENT = re.compile(r"\(('(?:[^'\\]|\\.)*')")
+
+
+def _as_json_string(literal: str) -> str:
+    try:
+        value = ast.literal_eval(literal)
+    except (ValueError, SyntaxError):
+        return literal
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else literal
 
 
 @dataclass(frozen=True)
@@ -136,7 +146,7 @@ def _md(text: str) -> str:
 
 def in_handshake_terms(text: str) -> str:
     """Python's words for a call and its answer, as a ``dw-store/1`` store sees them."""
-    text = _CALL_ARGUMENT.sub(lambda m: f'("{m.group(1)}"', text)
+    text = _CALL_ARGUMENT.sub(lambda m: "(" + _as_json_string(m.group(1)), text)
     for pattern, word in _HANDSHAKE_WORDS:
         text = pattern.sub(word, text)
     return text
