@@ -16,6 +16,7 @@
 #   DW_SHIM_DIR     where the shim is copied (default vendor; import ./vendor/dw_store_shim.js)
 #   DW_OUT          where the report goes (default dw-conformance)
 #   DW_WORKERS      pytest-xdist workers (default 2)
+#   DW_ARGS         more arguments for pytest, shell words (e.g. -m dw_engine)
 #   DW_VENV         the venv (default: dw-venv under RUNNER_TEMP, else under the temp dir)
 #   GITHUB_STEP_SUMMARY, GITHUB_OUTPUT, GITHUB_PATH   set by GitHub Actions; optional elsewhere
 set -euo pipefail
@@ -32,6 +33,9 @@ shim_dir="${DW_SHIM_DIR:-vendor}"
 out="${DW_OUT:-dw-conformance}"
 workers="${DW_WORKERS:-2}"
 venv="${DW_VENV:-${RUNNER_TEMP:-${TMPDIR:-/tmp}}/dw-venv}"
+# shellcheck disable=SC2206  # DW_ARGS is shell words on purpose
+pytest_args=(${DW_ARGS:-})
+if [[ -d "$source_req" ]]; then source_req="$(cd "$source_req" && pwd)"; fi
 
 extras="suite"
 if [[ "$deno" == "true" ]]; then extras="deno"; fi
@@ -53,5 +57,5 @@ if [[ -n "${GITHUB_OUTPUT:-}" ]]; then echo "report-dir=$out" >> "$GITHUB_OUTPUT
 
 status=0
 dw conformance --store "$DW_STORE" --profile "$profile" -n "$workers" --report "$report" \
-  --summary "${GITHUB_STEP_SUMMARY:-$out/summary.md}" || status=$?
+  --summary "${GITHUB_STEP_SUMMARY:-$out/summary.md}" -- "${pytest_args[@]}" || status=$?
 exit "$status"
