@@ -29,25 +29,26 @@ def action() -> dict[str, object]:
     return loaded
 
 
-def store_repository(directory: Path, *, broken: bool = False) -> Path:
-    """``directory`` holding only the example store (``broken``: its create overwrites)
-    and a copy of the gate script, as a store author's repository would."""
+def store_repository(directory: Path, *, broken: bool = False, name: str = "fs_store.ts",
+                     with_gate: bool = True) -> Path:
+    """``directory`` holding only the example store as ``name`` (``broken``: its create
+    overwrites) and a copy of the gate script, as a store author's repository would."""
     directory.mkdir(parents=True)
     text = EXAMPLE_STORE.read_text(encoding="utf-8")
     assert _SOURCE_SHIM in text and ATOMIC_CREATE in text, "the example store changed"
     text = text.replace(_SOURCE_SHIM, _COPIED_SHIM)
     if broken:
         text = text.replace(ATOMIC_CREATE, OVERWRITING_CREATE)
-    (directory / "fs_store.ts").write_text(text, encoding="utf-8")
-    (directory / "gate.sh").write_bytes(GATE.read_bytes())
-    (directory / "gate.sh").chmod(0o755)
+    (directory / name).write_text(text, encoding="utf-8")
+    if with_gate:
+        (directory / "gate.sh").write_bytes(GATE.read_bytes())
+        (directory / "gate.sh").chmod(0o755)
     return directory
 
 
-def plain_path() -> str:
+def plain_path(*more: str) -> str:
     """A PATH with a python3 and the system's tools, and no venv (so no deno, no dw)."""
-    return os.pathsep.join([os.path.dirname(os.path.realpath(sys.base_prefix + "/bin/python3")),
-                            "/usr/bin", "/bin"])
+    return os.pathsep.join([*more, os.path.join(sys.base_prefix, "bin"), "/usr/bin", "/bin"])
 
 
 _NOT_SHIPPED = (".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis",
