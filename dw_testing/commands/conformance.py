@@ -22,7 +22,7 @@ import pytest  # noqa: F401  # the run is pytest's: without it, dw says to insta
 from rich.console import Console
 from rich.table import Table
 
-from dw_testing.report.failure_blocks import (
+from dw_testing.plugin.failure_blocks import (
     exec_store_names,
     failure_blocks,
     summary_markdown,

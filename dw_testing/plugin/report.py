@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from dw_testing.plugin.failure_blocks import exec_store_names, failure_blocks
 from dw_testing.plugin.session import DwSession
 from dw_testing.report import facts as run_facts
 from dw_testing.report.schema import REPORT_SCHEMA as REPORT_SCHEMA
@@ -59,10 +60,6 @@ class SummaryHooks:
             option.tbstyle = "no"  # the blocks at the end tell each failure instead
 
     def _failure_blocks(self, terminalreporter: Any) -> None:
-        # Imported here: the blocks read the contract's clauses from this package, whose
-        # __init__ imports this module.
-        from dw_testing.report.failure_blocks import exec_store_names, failure_blocks
-
         session = self.session
         failing = [{"nodeid": r.nodeid, "store": r.store, "outcome": r.outcome,
                     "reason": r.reason, "clauses": r.clauses}

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dw_testing.models.verdicts import created_problem, value_type_problem
 from dw_testing.plugin.clauses import clause_titles
-from dw_testing.report.failure_blocks import (
+from dw_testing.plugin.failure_blocks import (
     FIXES,
     exec_store_names,
     failure_block,
