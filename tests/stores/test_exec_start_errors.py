@@ -48,3 +48,15 @@ def test_a_program_on_path_runs_as_written(monkeypatch: pytest.MonkeyPatch,
     program.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert program_path("deno") == "deno"
+
+
+def test_the_async_race_skip_of_an_exec_store_speaks_of_its_handshake(
+    pytester: pytest.Pytester,
+) -> None:
+    result = pytester.runpytest_subprocess(
+        "--dw-suite-only", "--dw-store=exec-sqlite", "-k", "test_coroutines_racing", "-rs",
+        "-p", "no:randomly")
+    result.assert_outcomes(skipped=1)
+    output = result.stdout.str()
+    assert "store exec-sqlite is served over exec: (dw-store/1)" in output
+    assert "plain def" not in output
