@@ -89,11 +89,12 @@ def _run(run: SuiteRun, cwd: Path, tail: collections.deque[str]) -> int:
 def _write_summary(path: Path, report: Mapping[str, Any] | None, stores: Iterable[str],
                    tail: Iterable[str], returncode: int) -> None:
     """Append the matrix and one block per failure to ``path`` (a CI job summary)."""
-    if report is None:
+    if report is None or not report.get("tests"):
+        # No test ran (a store that cannot open, a usage error): pytest's last lines say why.
         text = "\n".join([
             "# Conformance report", "",
-            f"The run ended (pytest exit {returncode}) before it wrote a report. Its last "
-            "lines:", "", "```", *tail, "```", ""])
+            f"No test ran (pytest exit {returncode}). The run's last lines:", "", "```",
+            *tail, "```", ""])
     else:
         text = summary_markdown("\n".join(matrix_lines(report)),
                                 failure_blocks(report, exec_store_names(stores)))
