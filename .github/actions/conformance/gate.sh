@@ -13,7 +13,8 @@
 #   DW_SOURCE       what pip installs dw-testing from: its name (default dw-testing, from
 #                   PyPI), a checkout's path or a wheel; the action passes its own checkout,
 #                   so the gate runs the version your `uses: ...@ref` pins
-#   DW_SHIM_DIR     where the shim is copied (default vendor; import ./vendor/dw_store_shim.js)
+#   DW_SHIM_DIR     where an exec: store's shim is copied (default vendor: a TypeScript store
+#                   imports ./vendor/dw_store_shim.js)
 #   DW_OUT          where the report goes (default dw-conformance)
 #   DW_WORKERS      pytest-xdist workers (default 2)
 #   DW_ARGS         more arguments for pytest, shell words (e.g. -m dw_engine)
@@ -50,7 +51,7 @@ export PATH="$venv/bin:$PATH"
 if [[ -n "${GITHUB_PATH:-}" ]]; then echo "$venv/bin" >> "$GITHUB_PATH"; fi
 if [[ "$deno" == "true" ]]; then deno --version | head -n 1; fi
 
-dw store shim-path --copy-to "$shim_dir"
+if [[ "$DW_STORE" == exec:* ]]; then dw store shim-path --copy-to "$shim_dir"; fi
 mkdir -p "$out"
 report="$out/conformance.json"
 if [[ -n "${GITHUB_OUTPUT:-}" ]]; then echo "report-dir=$out" >> "$GITHUB_OUTPUT"; fi
