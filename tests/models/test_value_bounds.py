@@ -78,3 +78,36 @@ def test_a_failing_hypothesis_example_prints_no_value_whole(pytester: pytest.Pyt
     output = result.stdout.str()
     assert "value=<" in output and " bytes #" in output, output[-3000:]
     assert _longest_printed_value(output) <= BOUND
+
+
+CORRUPTING_STORE = """
+from reference_engine.stores.memory import MemoryStore
+
+
+class FlipsLargeValues(MemoryStore):
+    '''Reads a value over 300 bytes back with its last byte changed.'''
+
+    def get(self, key):
+        data = super().get(key)
+        if data is not None and len(data) > 300:
+            return data[:-1] + bytes([data[-1] ^ 1])
+        return data
+
+
+def factory():
+    return FlipsLargeValues("value-bounds")
+"""
+
+
+def test_the_suites_failures_on_large_values_quote_none_of_them(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(flipping=CORRUPTING_STORE)
+    result = pytester.runpytest_subprocess(
+        "--dw-suite-only", "--dw-store=flipping:factory", "--dw-profile=quick", "-vv",
+        "-p", "no:randomly", "-k",
+        "test_values_up_to_one_mebibyte or test_every_answer_of_the_store_matches_the_model")
+    output = result.stdout.str() + result.stderr.str()
+    assert "a 1 MiB put did not read back whole" in output, output[-3000:]
+    assert "first differing at byte 1048575" in output
+    assert _longest_printed_value(output) <= BOUND
