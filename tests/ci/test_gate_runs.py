@@ -9,12 +9,11 @@ and runs the suite through Deno.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
-from support.gate_repo import build_wheel, plain_path, store_repository
+from support.gate_repo import author_environment, build_wheel, plain_path, store_repository
 
 pytestmark = pytest.mark.slow
 
@@ -24,15 +23,15 @@ _PYTHON_FRAMES = ("Traceback (most recent call last)", 'File "', "site-packages"
 def _gate(repository: Path, wheel: Path, venv: Path, *args: str) -> tuple[int, str, Path]:
     """Run ./gate.sh in ``repository`` as the action would; (exit code, output, summary)."""
     summary = repository.parent / f"{repository.name}-summary.md"
-    env = {
-        "PATH": plain_path(), "HOME": os.environ.get("HOME", "/root"),
-        "DW_STORE": f"exec:deno run -A fs_store.ts {repository}/.store",
-        "DW_PROFILE": "quick", "DW_DENO": "true", "DW_SOURCE": str(wheel),
-        "DW_VENV": str(venv), "DW_ARGS": " ".join(args),
-        "GITHUB_STEP_SUMMARY": str(summary),
-        "GITHUB_OUTPUT": str(repository.parent / f"{repository.name}-output"),
-        "GITHUB_PATH": str(repository.parent / f"{repository.name}-path"),
-    }
+    env = author_environment(
+        plain_path(),
+        DW_STORE=f"exec:deno run -A fs_store.ts {repository}/.store",
+        DW_PROFILE="quick", DW_DENO="true", DW_SOURCE=str(wheel),
+        DW_VENV=str(venv), DW_ARGS=" ".join(args),
+        GITHUB_STEP_SUMMARY=str(summary),
+        GITHUB_OUTPUT=str(repository.parent / f"{repository.name}-output"),
+        GITHUB_PATH=str(repository.parent / f"{repository.name}-path"),
+    )
     done = subprocess.run(["./gate.sh"], cwd=repository, env=env, capture_output=True,
                           text=True, timeout=900)
     return done.returncode, done.stdout + done.stderr, summary

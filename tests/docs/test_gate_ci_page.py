@@ -15,7 +15,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.gate_repo import ROOT, build_wheel, plain_path, store_repository
+from support.gate_repo import (
+    ROOT,
+    author_environment,
+    build_wheel,
+    plain_path,
+    store_repository,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -49,10 +55,11 @@ def _blocks() -> list[str]:
     return _BLOCK.findall(PAGE.read_text(encoding="utf-8"))
 
 
-def _run(block: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {"PATH": plain_path(), "HOME": os.environ.get("HOME", "/root"), **env}
+def _run(block: str, cwd: Path, path: str = "", **env: str
+         ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=cwd,
-                          env=environment, capture_output=True, text=True, timeout=1800)
+                          env=author_environment(path or plain_path(), **env),
+                          capture_output=True, text=True, timeout=1800)
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +93,7 @@ def test_the_uvx_lines_need_no_venv(tmp_path: Path, wheel: Path) -> None:
     [_, uvx, _] = _blocks()
     repository = store_repository(tmp_path / "repo", name="my_store.ts", with_gate=False)
     block = uvx.replace('"dw-testing[deno]"', f'"{wheel}[deno]"')
-    done = _run(block, repository, PATH=plain_path(os.path.dirname(uv)),
-                UV_CACHE_DIR=os.environ.get("UV_CACHE_DIR", str(Path.home() / ".cache/uv")))
+    done = _run(block, repository, path=plain_path(os.path.dirname(uv)))
     assert done.returncode == 0, (done.stdout + done.stderr)[-5000:]
     assert (repository / "vendor" / "dw_store_shim.js").is_file()
     assert (repository / "out" / "conformance.json").is_file()

@@ -51,6 +51,15 @@ def plain_path(*more: str) -> str:
     return os.pathsep.join([*more, os.path.join(sys.base_prefix, "bin"), "/usr/bin", "/bin"])
 
 
+def author_environment(path: str, **more: str) -> dict[str, str]:
+    """This machine's environment (its certificates and proxies) as a store author's shell
+    would have it: no venv of ours, no outer pytest run, PATH as given."""
+    kept = {k: v for k, v in os.environ.items()
+            if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME") and not k.startswith(
+                ("PYTEST_", "DW_", "GITHUB_"))}
+    return {**kept, "PATH": path, **more}
+
+
 _NOT_SHIPPED = (".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis",
                 ".mypy_cache", ".ruff_cache", ".pytest_cache")
 
