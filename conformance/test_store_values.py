@@ -10,6 +10,7 @@ import pytest
 
 from dw_testing.kit.listing import listed
 from dw_testing.kit.together import observe_while
+from dw_testing.models.verdicts import bytes_difference
 from reference_engine.stores.contract import close_store
 
 pytestmark = pytest.mark.dw_store_contract
@@ -55,10 +56,15 @@ def test_values_up_to_one_mebibyte_round_trip_byte_for_byte(
 ) -> None:
     value = _every_byte(MIB)
     dw_store.put("large/put", value)
-    assert dw_store.get("large/put") == value, "a 1 MiB put did not read back whole"
+    # Compared by hand: pytest's own explanation would print the two 1 MiB values.
+    problem = bytes_difference(dw_store.get("large/put"), value)
+    if problem:
+        pytest.fail(f"a 1 MiB put did not read back whole: {problem}", pytrace=False)
     if dw_caps["put_if_absent"]:
         assert dw_store.put_if_absent("large/create", value[::-1]) is True
-        assert dw_store.get("large/create") == value[::-1], "a 1 MiB create did not read back"
+        problem = bytes_difference(dw_store.get("large/create"), value[::-1])
+        if problem:
+            pytest.fail(f"a 1 MiB create did not read back whole: {problem}", pytrace=False)
 
 
 @pytest.mark.dw_clause("C-CREATE-4")

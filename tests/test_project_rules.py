@@ -316,6 +316,7 @@ TESTS_ACROSS_ROOMS = {
     "docs": "the docs' own examples, run",
     "multihost": "two hosts on one store",
     "slow": "real servers and soaks (-m slow)",
+    "ci": "the conformance action (.github/actions/conformance) and its gate script",
 }
 
 

@@ -8,11 +8,12 @@ Exit codes: 0 all good, 1 any FAIL (or the run could not complete), 2 bad usage,
 
 from __future__ import annotations
 
+import collections
 import json
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,14 @@ import pytest  # noqa: F401  # the run is pytest's: without it, dw says to insta
 from rich.console import Console
 from rich.table import Table
 
+from dw_testing.plugin.failure_blocks import (
+    exec_store_names,
+    failure_blocks,
+    summary_markdown,
+)
 from dw_testing.report.html_page import html_path
 from dw_testing.report.schema import OUTCOME_ORDER
-from dw_testing.report.writer import markdown_path
+from dw_testing.report.writer import markdown_path, matrix_lines
 from dw_testing.selftest.runner import SuiteRun
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 4
@@ -32,6 +38,8 @@ PROFILE_NAMES = ("quick", "ci", "thorough")
 _PYTEST_USAGE, _PYTEST_NO_TESTS = 4, 5
 _STYLES = {"FAIL": "bold red", "UNKNOWN": "bold yellow", "PASS": "green", "XFAIL": "cyan",
            "SKIP": "dim"}
+# The last lines of pytest's output kept for a summary when no report was written.
+_TAIL_LINES = 30
 
 
 def exit_code(report: Mapping[str, Any] | None, pytest_returncode: int) -> int:
@@ -66,21 +74,39 @@ def capability_table(report: Mapping[str, Any]) -> Table:
     return table
 
 
-def _run(run: SuiteRun, cwd: Path) -> int:
-    """Run pytest, copying its output to stderr as it comes (stdout stays for the table)."""
+def _run(run: SuiteRun, cwd: Path, tail: collections.deque[str]) -> int:
+    """Run pytest, copying its output to stderr as it comes (stdout stays for the table);
+    its last lines stay in ``tail``."""
     with subprocess.Popen(run.command(), cwd=cwd, env=run.environment(), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, bufsize=1) as process:
         assert process.stdout is not None
         for line in process.stdout:
             sys.stderr.write(line)
             sys.stderr.flush()
+            tail.append(line.rstrip("\n"))
         return process.wait()
 
 
-def _clauses_note(test: Mapping[str, Any]) -> str:
-    """`` (checks C-CREATE-2: docs/contract.md)``: the rules a failing test holds a store to."""
-    clauses = test.get("clauses") or []
-    return f" (checks {', '.join(clauses)}: docs/contract.md)" if clauses else ""
+def _write_summary(path: Path, report: Mapping[str, Any] | None, stores: Iterable[str],
+                   tail: Iterable[str], returncode: int) -> None:
+    """Append the matrix and one block per failure to ``path`` (a CI job summary)."""
+    if report is None or not report.get("tests"):
+        # No test ran (a store that cannot open, a usage error): pytest's last lines say why.
+        text = "\n".join([
+            "# Conformance report", "",
+            f"No test ran (pytest exit {returncode}). The run's last lines:", "", "```",
+            *tail, "```", ""])
+    else:
+        text = summary_markdown("\n".join(matrix_lines(report)),
+                                failure_blocks(report, exec_store_names(stores)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as summary:
+        summary.write(text + "\n")
+
+
+def _traceback_style(pytest_args: Iterable[str]) -> str | None:
+    """No Python frames unless the caller asked for a --tb style after ``--``."""
+    return None if any(arg.startswith("--tb") for arg in pytest_args) else "no"
 
 
 def _self_test(report_path: Path | None = None) -> int:
@@ -100,13 +126,16 @@ def _self_test(report_path: Path | None = None) -> int:
 @click.option("--seed", type=int, default=None, help="reproduce a run (its report names it)")
 @click.option("-n", "--workers", default=None, metavar="N|auto",
               help="run in parallel with pytest-xdist")
+@click.option("--summary", "summary_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="append the matrix and what to fix, in Markdown, to this "
+              "file (a CI job summary: --summary \"$GITHUB_STEP_SUMMARY\")")
 @click.option("--self-test", is_flag=True,
               help="run the suite against every mutant store and print the kill matrix "
               "(with --report, also write it as a page)")
 @click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
 def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
-                seed: int | None, workers: str | None, self_test: bool,
-                pytest_args: tuple[str, ...]) -> None:
+                seed: int | None, workers: str | None, summary_path: Path | None,
+                self_test: bool, pytest_args: tuple[str, ...]) -> None:
     """Run the conformance suite against a store and gate on the result.
 
     Extra arguments after -- go to pytest, e.g. `dw conformance --store memory -- -m dw_engine`.
@@ -125,8 +154,10 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
     with tempfile.TemporaryDirectory(prefix="dw-conformance-") as scratch:
         target = report_path.resolve() if report_path else Path(scratch) / "report.json"
         run = SuiteRun(rootdir=cwd, stores=stores, report=target, profile=profile, seed=seed,
-                       workers=workers, scratch=Path(scratch), extra=pytest_args)
-        returncode = _run(run, cwd)
+                       workers=workers, scratch=Path(scratch), extra=pytest_args,
+                       traceback=_traceback_style(pytest_args))
+        tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
+        returncode = _run(run, cwd, tail)
         report = json.loads(target.read_text(encoding="utf-8")) if target.is_file() else None
     if report is None:
         console.print(f"[red]pytest exited {returncode} without writing a report; see its "
@@ -136,14 +167,13 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
             console.print(f"ERROR: {message}", style="bold red", markup=False,
                           highlight=False, soft_wrap=True)
         console.print(capability_table(report))
-        failing = [t for t in report["tests"] if t["outcome"] in ("FAIL", "UNKNOWN")]
-        for test in failing:
-            console.print(f"{test['outcome']} {test['nodeid']}: {test['reason']}"
-                          f"{_clauses_note(test)}", markup=False, highlight=False,
-                          soft_wrap=True)
+        for block in failure_blocks(report, exec_store_names(stores)):
+            console.print(block.text(), markup=False, highlight=False, soft_wrap=True)
         if report_path:
             console.print(f"report: {target} (matrix: {markdown_path(target)}, page: "
                           f"{html_path(target)})",
                           markup=False, soft_wrap=True)
         console.print("outcomes, worst first: " + " > ".join(OUTCOME_ORDER), markup=False)
+    if summary_path is not None:
+        _write_summary(summary_path, report, stores, tail, returncode)
     sys.exit(exit_code(report, returncode))

@@ -145,7 +145,8 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
             self._write(HANDLES[index % 2], key, value)
         self._check_list(HANDLES[1], "")
         for index, key in enumerate(found):
-            self._check_get(HANDLES[index % 2], key, f"get({key!r}) on {HANDLES[index % 2]}")
+            name = HANDLES[index % 2]
+            self._check_get(name, key, f"get({self._full(key)!r}) on {name}")
         return multiple(*found)
 
     @initialize(target=keys, key=st.data())
@@ -187,7 +188,7 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
 
     def _write(self, handle: str, key: str, data: bytes) -> None:
         self.touched.add(key)
-        self.opened[handle].put(self._full(key), data)
+        self.opened[handle].put(self._full(key), bytes(data))  # plain bytes, as an engine sends
         self.model[key] = data
         self.deleted.discard(key)
         self.written_by[key] = handle
@@ -198,8 +199,8 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
     def put_if_absent(self, handle: str, key: str, value: st.DataObject) -> None:
         data: bytes = value.draw(self.value_strategy, label="value")
         self.touched.add(key)
-        created = self.opened[handle].put_if_absent(self._full(key), data)
-        call = f"put_if_absent({key!r}) on {handle}"
+        created = self.opened[handle].put_if_absent(self._full(key), bytes(data))
+        call = f"put_if_absent({self._full(key)!r}) on {handle}"
         self._fail(created_problem(created, key not in self.model, call))
         if created:
             self.model[key] = data
@@ -207,11 +208,11 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
             self.written_by[key] = handle
             self.opened_after[handle].discard(key)
         # A losing create leaves the record as it was: read it back at once.
-        self._check_get(handle, key, f"get({key!r}) on {handle} right after {call}")
+        self._check_get(handle, key, f"get({self._full(key)!r}) on {handle} right after {call}")
 
     @rule(handle=st.sampled_from(HANDLES), key=keys)
     def get(self, handle: str, key: str) -> None:
-        self._check_get(handle, key, f"get({key!r}) on {handle}")
+        self._check_get(handle, key, f"get({self._full(key)!r}) on {handle}")
 
     def _check_get(self, handle: str, key: str, call: str) -> None:
         result = self.opened[handle].get(self._full(key))
@@ -245,7 +246,8 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
         self._check_list(handle, "")
 
     def _check_list(self, handle: str, prefix: str) -> None:
-        call = f"list({prefix!r}) on {handle}"
+        # The call as the store received it; the keys in the verdict are below the prefix.
+        call = f"list({self.space + '/' + prefix!r}) on {handle}"
         # the prefix is bare only where the store declares segment_prefixes (list_under)
         result = self.opened[handle].list(f"{self.space}/{prefix}")
         if isinstance(result, list | tuple):
@@ -271,7 +273,7 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
         self.opened[handle] = self.open_handle()
         self.opened_after[handle] = set(self.model)
         for key in sorted(self.model)[:4]:
-            self._check_get(handle, key, f"get({key!r}) on {handle}, reopened")
+            self._check_get(handle, key, f"get({self._full(key)!r}) on {handle}, reopened")
         for name in HANDLES:
             self._check_list(name, "")
 
@@ -285,5 +287,6 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
             self.opened[name] = self.open_handle()
             self.opened_after[name] = set(self.model)
         for key in sorted(self.model)[:4]:
-            self._check_get(HANDLES[0], key, f"get({key!r}) on {HANDLES[0]}, all reopened")
+            self._check_get(HANDLES[0], key,
+                            f"get({self._full(key)!r}) on {HANDLES[0]}, all reopened")
         self._check_list(HANDLES[0], "")

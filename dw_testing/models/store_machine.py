@@ -24,6 +24,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rul
 
 from dw_testing.kit.listing import listed
 from dw_testing.kit.prefixed import PrefixedStore
+from dw_testing.models.shown_bytes import describe
 from reference_engine.stores.contract import close_store, supports_create
 
 # Nested keys (a, a/b, a/b/c) must coexist; "ab" and "a-b" catch a list that matches names
@@ -35,6 +36,11 @@ SLASH_PREFIXES: tuple[str, ...] = ("", "a/", "a/b/", "ab/", "b/", "_/", "%/", "z
 BARE_PREFIXES: tuple[str, ...] = ("a", "a/b", "ab", "b", "_", "%", "zz")
 PREFIXES: tuple[str, ...] = SLASH_PREFIXES + BARE_PREFIXES
 HANDLES: tuple[str, ...] = ("h1", "h2")
+def _shown(answer: object) -> str:
+    """An answer as printed in a failure: a value by length, hash and first bytes only."""
+    return describe(answer) if isinstance(answer, bytes) else repr(answer)
+
+
 VALUES = st.one_of(st.just(b""), st.binary(min_size=1, max_size=6))
 
 
@@ -93,7 +99,8 @@ class StoreStateMachine(RuleBasedStateMachine):
             close_store(handle)
 
     def _expect(self, what: str, got: object, wanted: object) -> None:
-        assert got == wanted, f"{what}: the store gave {got!r}, the model expects {wanted!r}"
+        assert got == wanted, (f"{what}: the store gave {_shown(got)}, the model expects "
+                               f"{_shown(wanted)}")
 
     @rule(target=keys, key=st.sampled_from(KEYS))
     def choose_key(self, key: str) -> str:

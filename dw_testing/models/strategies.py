@@ -35,6 +35,7 @@ from dw_testing.kit.key_grammar import (
     lossy_twin,
     utf8_length,
 )
+from dw_testing.models.shown_bytes import ShownBytes
 
 __all__ = [
     "CHARACTER_CLASSES",
@@ -190,7 +191,7 @@ def spectrum_values(draw: st.DrawFn) -> bytes:
     pieces = [*_LINE_ENDINGS, *_INVALID_UTF8, b"\x00", b"\r"]
     order = draw(st.permutations(pieces))
     filler = draw(st.binary(max_size=4))
-    return filler.join(order) + b"\x00"
+    return ShownBytes(filler.join(order) + b"\x00")
 
 
 @st.composite
@@ -223,7 +224,8 @@ def values(*, max_size: int = LARGE_VALUE_BYTES,
     small = st.one_of(st.just(b""), st.binary(min_size=1, max_size=8), _text_like(),
                       _every_byte())
     if not large:
-        return small
+        return small.map(ShownBytes)
     # One value in sixteen is large: enough to meet the limit in most runs, few enough that
     # a slow backend spends its time on the other calls.
-    return st.integers(0, 15).flatmap(lambda pick: _large(max_size) if pick == 15 else small)
+    return st.integers(0, 15).flatmap(
+        lambda pick: _large(max_size) if pick == 15 else small).map(ShownBytes)

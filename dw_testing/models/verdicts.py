@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from dw_testing.history.labels import digest
+from dw_testing.models.byte_hints import missing_keys_hint, value_hint
+
 # The list clauses as this branch of docs/contract.md numbers them: whole keys, nothing
 # missing, extra or doubled (C-LIST-3); code-point order (C-LIST-5). One place to renumber.
 LIST_CONTENT_CLAUSE = "C-LIST-3"
@@ -46,8 +49,20 @@ def value_type_problem(result: object, call: str) -> str | None:
 def _first_difference(got: bytes, wanted: bytes) -> str:
     for index, (a, b) in enumerate(zip(got, wanted, strict=False)):
         if a != b:
-            return f"first differing at byte {index} (expected 0x{b:02x}, got 0x{a:02x})"
-    return f"equal up to byte {min(len(got), len(wanted))}, then one of them ends"
+            return (f"first differing at byte {index} (expected 0x{b:02x}, got 0x{a:02x})"
+                    f"{value_hint(got, wanted, index)}")
+    end = min(len(got), len(wanted))
+    return f"equal up to byte {end}, then one of them ends{value_hint(got, wanted, end)}"
+
+
+def bytes_difference(got: object, wanted: bytes) -> str | None:
+    """``None`` when ``got`` is ``wanted``; else both by length and hash and where they first
+    differ, never the bytes themselves (a failure message never quotes a record)."""
+    if isinstance(got, bytes) and got == wanted:
+        return None
+    if not isinstance(got, bytes):
+        return f"got {'None' if got is None else type(got).__name__}, expected {digest(wanted)}"
+    return f"got {digest(got)}, expected {digest(wanted)}, {_first_difference(got, wanted)}"
 
 
 def value_problem(result: bytes | None, expected: bytes | None, call: str, *,
@@ -82,8 +97,9 @@ def value_problem(result: bytes | None, expected: bytes | None, call: str, *,
     if merged:
         return (f"C-KEY-2: {call} returned the bytes of {merged[0]!r}, not its own: the "
                 "store merged two distinct keys (compare keys by exact code points)")
-    return (f"C-VAL-1: {call} returned {len(result)} bytes, expected {len(expected or b'')}, "
-            f"{_first_difference(result, expected or b'')}: values are stored byte for byte")
+    wanted = expected or b""
+    return (f"C-VAL-1: {call} returned {digest(result)}, expected {digest(wanted)}, "
+            f"{_first_difference(result, wanted)}: values are stored byte for byte")
 
 
 def list_problem(result: object, expected: Collection[str], call: str, *,
@@ -108,7 +124,8 @@ def list_problem(result: object, expected: Collection[str], call: str, *,
         parts = []
         if missing:
             parts.append(f"missing {missing[:3]}{' ...' if len(missing) > 3 else ''} "
-                         f"(the first would be at index {wanted.index(missing[0])} in order)")
+                         f"(the first would be at index {wanted.index(missing[0])} in order)"
+                         f"{missing_keys_hint(missing)}")
         if extra:
             parts.append(f"extra {extra[:3]}{' ...' if len(extra) > 3 else ''} (the first at "
                          f"index {seen[extra[0]]})")

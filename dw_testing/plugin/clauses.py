@@ -48,7 +48,8 @@ class ContractMissing(RuntimeError):
 
 
 @lru_cache(maxsize=1)
-def known_clause_ids() -> frozenset[str]:
+def shipped_clauses() -> tuple[Clause, ...]:
+    """The clauses of the contract page shipped in the package."""
     try:
         page = (importlib.resources.files(__package__ or "dw_testing.plugin")
                 / CONTRACT_RESOURCE).read_text(encoding="utf-8")
@@ -57,7 +58,16 @@ def known_clause_ids() -> frozenset[str]:
             "the store contract (docs/contract.md) is missing from the installed dw_testing "
             "package, so dw_clause markers cannot be checked; reinstall dw-testing"
         ) from None
-    return frozenset(clause.id for clause in read_clauses(page))
+    return tuple(read_clauses(page))
+
+
+def known_clause_ids() -> frozenset[str]:
+    return frozenset(clause.id for clause in shipped_clauses())
+
+
+def clause_titles() -> dict[str, str]:
+    """Each clause id with the sentence that opens it (what the contract allows)."""
+    return {clause.id: clause.title for clause in shipped_clauses()}
 
 
 def unknown_citations(cited: Iterable[tuple[str, Iterable[str]]]) -> list[str]:

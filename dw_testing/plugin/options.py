@@ -39,6 +39,11 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--dw-report", default=None, dest="dw_report", metavar="PATH",
                     help="write the JSON report to PATH, and a Markdown matrix and an HTML "
                     "page beside it")
+    group.addoption("--dw-failures", choices=("pytest", "blocks"), default="pytest",
+                    dest="dw_failures",
+                    help="blocks: no tracebacks; at the end, one block per failure naming "
+                    "the clause, what the store did and the fix, in the words of an exec: "
+                    "store's handshake (as dw conformance prints them)")
     group.addoption("--dw-allow-unknown", action="store_true", dest="dw_allow_unknown",
                     help="do not fail the run when a history check ran out of budget "
                     "(UNKNOWN); it is reported as skipped")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from dw_testing.plugin.failure_blocks import exec_store_names, failure_blocks
 from dw_testing.plugin.session import DwSession
 from dw_testing.report import facts as run_facts
 from dw_testing.report.schema import REPORT_SCHEMA as REPORT_SCHEMA
@@ -55,6 +56,23 @@ class SummaryHooks:
                 replay=run_facts.replay_command(run.config.invocation_params.args, run.seed))
             write(built, Path(path))
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        option = session.config.option
+        if option.dw_failures == "blocks" and option.tbstyle == "auto":
+            option.tbstyle = "no"  # the blocks at the end tell each failure instead
+
+    def _failure_blocks(self, terminalreporter: Any) -> None:
+        session = self.session
+        failing = [{"nodeid": r.nodeid, "store": r.store, "outcome": r.outcome,
+                    "reason": r.reason, "clauses": r.clauses}
+                   for r in session.report.results if r.outcome in ("FAIL", "UNKNOWN")]
+        if not failing:
+            return
+        terminalreporter.section("dw-testing: what to fix")
+        for block in failure_blocks({"tests": failing},
+                                    exec_store_names(session.config.option.dw_store)):
+            terminalreporter.write_line(block.text())
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         session = self.session
         option = session.config.option
@@ -87,6 +105,8 @@ class SummaryHooks:
             line(f"UNKNOWN ({hint}): {len(unknown)} history check(s) ran out of budget")
         if option.dw_report:
             line(f"report: {option.dw_report}")
+        if option.dw_failures == "blocks":
+            self._failure_blocks(terminalreporter)
 
 
 class XdistHooks:

@@ -160,8 +160,8 @@ def matrix(results: Iterable[TestResult]) -> dict[str, dict[str, Any]]:
     }
 
 
-def markdown(report: Mapping[str, Any]) -> str:
-    """The capability x store matrix, then the failing tests."""
+def matrix_lines(report: Mapping[str, Any]) -> list[str]:
+    """The title, the capability x store matrix and each store's counts, in Markdown."""
     stores: list[str] = list(report["stores"])
     by_store: Mapping[str, Mapping[str, Any]] = report.get("by_store", {})
     capabilities = sorted(report["capabilities"])
@@ -182,6 +182,12 @@ def markdown(report: Mapping[str, Any]) -> str:
         counts = [f"{sum(1 for t in report['tests'] if t['store'] == store and t['outcome'] == o)}"
                   f" {o}" for o in OUTCOME_ORDER]
         lines.append(f"- {store}: " + ", ".join(c for c in counts if not c.startswith("0 ")))
+    return lines
+
+
+def markdown(report: Mapping[str, Any]) -> str:
+    """The capability x store matrix, then the failing tests."""
+    lines = matrix_lines(report)
     failing = [t for t in report["tests"] if t["outcome"] in ("FAIL", "UNKNOWN")]
     if failing:
         lines += ["", "## Failing tests", ""]

@@ -97,11 +97,35 @@ def test_a_failure_names_the_contract_clauses_its_test_checks(
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(conformance, [
         "--store", "dw_testing.mutants:empty_value_as_none", "--report", "r.json",
-        "--profile", "quick", "--", "-k", "test_missing_key_reads_none",
+        "--summary", "summary.md", "--profile", "quick", "--", "-k",
+        "test_missing_key_reads_none",
     ])
     assert result.exit_code == EXIT_FAIL, result.output
     report = json.loads((tmp_path / "r.json").read_text())
     jsonschema.validate(report, REPORT_SCHEMA)
     [test] = report["tests"]
     assert test["outcome"] == "FAIL" and test["clauses"] == ["C-GET-1"], test
-    assert "(checks C-GET-1: docs/contract.md)" in result.stdout
+    assert "  clause   C-GET-1: `get` returns the whole record or `None`." in result.stdout
+    assert "  fix      return the whole record as bytes" in result.stdout
+    assert "Traceback" not in result.output and 'File "' not in result.output
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.index("| contract | FAIL |") < summary.index("## What to fix")
+    assert "- clause: [C-GET-1](docs/contract.md#c-get-1)" in summary
+
+
+def test_a_store_that_cannot_open_leaves_the_runs_last_lines_in_the_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import shlex
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    child = "import sys; sys.stderr.write('no such bucket: dw-ci\\n'); sys.exit(3)"
+    command = shlex.join([sys.executable, "-c", child])
+    (tmp_path / "summary.md").write_text("earlier step\n")
+    result = CliRunner().invoke(conformance, [
+        "--store", f"exec:{command}", "--summary", "summary.md", "--profile", "quick"])
+    assert result.exit_code == EXIT_FAIL, result.output
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.startswith("earlier step\n# Conformance report")  # appended
+    assert "No test ran (pytest exit" in summary and "```" in summary

@@ -16,7 +16,9 @@ import os
 import queue
 import select
 import shlex
+import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -60,10 +62,19 @@ class ChildProcess(Protocol):
 Spawn = Callable[[Sequence[str]], ChildProcess]
 
 
+def program_path(name: str) -> str:
+    """``name`` as written when PATH finds it (or it is a path), else the program of that
+    name beside this Python: ``deno`` from the deno extra runs from an unactivated venv or
+    a ``pipx run`` environment, whose ``bin/`` is not on PATH."""
+    if os.sep in name or shutil.which(name) is not None:
+        return name
+    return shutil.which(name, path=os.path.dirname(sys.executable)) or name
+
+
 def popen(argv: Sequence[str]) -> ChildProcess:
-    """Start ``argv`` as written, its three standard streams on pipes to this process."""
-    return subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, close_fds=True)
+    """Start ``argv``, its three standard streams on pipes to this process."""
+    return subprocess.Popen([program_path(argv[0]), *argv[1:]], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True)
 
 
 class ExecChildError(StoreError):
@@ -85,6 +96,7 @@ class ChildConnection:
                  spawn: Spawn = popen) -> None:
         self.label = label
         self.timeout = timeout
+        self.cwd = os.getcwd()  # the command to run by hand runs from here
         # A caller writes its request line itself when nothing is queued and the pipe takes
         # it whole (the pipe is non-blocking); the rest goes to the writer thread. So a
         # caller never blocks on a full pipe, and its timeout holds even when the child
@@ -334,7 +346,7 @@ class ChildConnection:
         return ExecChildError(
             f"exec store {self.label!r}: {what} failed: {self.broken}; {stderr}\n"
             f"Run the command by hand to see it start and print its {PROTOCOL} handshake: "
-            f"{self.label}",
+            f"cd {shlex.quote(self.cwd)} && {self.label}",
             op=op, key=key,
         )
 
