@@ -25,6 +25,7 @@ from rich.table import Table
 from dw_testing.plugin.failure_blocks import (
     exec_store_names,
     failure_blocks,
+    setup_error_lines,
     summary_markdown,
 )
 from dw_testing.report.html_page import html_path
@@ -97,7 +98,8 @@ def _write_summary(path: Path, report: Mapping[str, Any] | None, stores: Iterabl
             f"No test ran (pytest exit {returncode}). The run's last lines:", "", "```",
             *tail, "```", ""])
     else:
-        text = summary_markdown("\n".join(matrix_lines(report)),
+        text = summary_markdown("\n".join([*matrix_lines(report), "",
+                                           *setup_error_lines(report)]),
                                 failure_blocks(report, exec_store_names(stores)))
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as summary:

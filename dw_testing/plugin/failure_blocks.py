@@ -94,6 +94,7 @@ _HANDSHAKE_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(?<![\w-])False(?![\w-])", "false"),
         (r"(?<![\w-])None(?![\w-])", "null"),
     ))
+_JSON_STRING = re.compile(r'("(?:[^"\\]|\\.)*")')
 # A Python string literal as a call's argument: put('a/b') -> put("a/b"), as JSON spells it.
 _CALL_ARGUMENT = re.compile(r"\(('(?:[^'\\]|\\.)*')")
 
@@ -147,9 +148,12 @@ def _md(text: str) -> str:
 def in_handshake_terms(text: str) -> str:
     """Python's words for a call and its answer, as a ``dw-store/1`` store sees them."""
     text = _CALL_ARGUMENT.sub(lambda m: "(" + _as_json_string(m.group(1)), text)
-    for pattern, word in _HANDSHAKE_WORDS:
-        text = pattern.sub(word, text)
-    return text
+    # Words inside a quoted key stay as the store received them: a key "False" is not false.
+    pieces = _JSON_STRING.split(text)
+    for index in range(0, len(pieces), 2):
+        for pattern, word in _HANDSHAKE_WORDS:
+            pieces[index] = pattern.sub(word, pieces[index])
+    return "".join(pieces)
 
 
 def _what(reason: str) -> tuple[str | None, str]:
@@ -193,8 +197,23 @@ def failure_blocks(report: Mapping[str, Any],
                    exec_stores: Collection[str] = ()) -> list[FailureBlock]:
     """A block per FAIL or UNKNOWN test; ``exec_stores`` are told in handshake terms."""
     titles = clause_titles()
+    # A store that could not be opened failed every test on that one error, told once
+    # (setup_error_lines), not once a test under each test's clauses.
+    unopened = set(report.get("setup_errors") or {})
     return [failure_block(test, handshake=test.get("store") in exec_stores, titles=titles)
-            for test in report.get("tests", []) if test.get("outcome") in _FAILING]
+            for test in report.get("tests", []) if test.get("outcome") in _FAILING
+            and not (test.get("store") in unopened
+                     and "could not be opened" in str(test.get("message", "")))]
+
+
+def setup_error_lines(report: Mapping[str, Any]) -> list[str]:
+    """Markdown for the stores that could not be opened: the error, whole, once each."""
+    lines: list[str] = []
+    for store, message in (report.get("setup_errors") or {}).items():
+        lines += [f"## `{store}` could not be opened", "",
+                  "Every test of this store failed on it:", "", "```", *message.splitlines(),
+                  "```", ""]
+    return lines
 
 
 def exec_store_names(stores: Iterable[str]) -> set[str]:

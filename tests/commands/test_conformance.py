@@ -128,4 +128,9 @@ def test_a_store_that_cannot_open_leaves_the_runs_last_lines_in_the_summary(
     assert result.exit_code == EXIT_FAIL, result.output
     summary = (tmp_path / "summary.md").read_text()
     assert summary.startswith("earlier step\n# Conformance report")  # appended
-    assert "No test ran (pytest exit" in summary and "```" in summary
+    # The child's own stderr line and the command to run by hand, told once, not per test.
+    assert "no such bucket: dw-ci" in summary and "could not be opened" in summary
+    assert "Run the command by hand" in summary
+    assert summary.count("## `exec` could not be opened") == 1, summary
+    assert "What to fix" not in summary  # no block per test for the one setup error
+    assert "no such bucket: dw-ci" in result.stdout

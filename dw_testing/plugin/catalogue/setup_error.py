@@ -12,7 +12,8 @@ import traceback
 
 from reference_engine.secrets import scan_text
 
-MAX_MESSAGE_CHARS = 500
+# Enough for a child's last stderr lines and the command to run by hand.
+MAX_MESSAGE_CHARS = 2000
 
 
 class StoreSetupError(Exception):
