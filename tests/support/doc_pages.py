@@ -17,7 +17,7 @@ directive); one evaluator, below, runs each block by its language:
 * ``toml``, ``ts``, ``yaml``: written to the file their first line names, if it names one.
 * ``diff``: its ``-`` lines are replaced by its ``+`` lines in the page's files.
 * An untyped or ``text`` block right after a shell block is that block's last output: each
-  of its lines, after :func:`normalise`, must match a line of the output, in order, with
+  of its lines, after :func:`normalise`, must be a whole line of the output, in order, with
   ``…`` matching anything.
 
 A marked block is one the reader must fill in, one that needs a real cloud account, or one
@@ -87,7 +87,7 @@ def normalise(text: str, scratch: Path | None = None) -> str:
 
 
 def unmatched_lines(shown: str, printed: str, scratch: Path | None = None) -> list[str]:
-    """The shown lines, normalised, that no later printed line matches (``…``: anything)."""
+    """The shown lines, normalised, that no later printed line is (``…`` matches anything)."""
     actual = [line for line in normalise(printed, scratch).splitlines() if line]
     at, missing = 0, []
     for line in normalise(shown, scratch).splitlines():
@@ -95,7 +95,7 @@ def unmatched_lines(shown: str, printed: str, scratch: Path | None = None) -> li
             continue
         pattern = re.compile(".*".join(re.escape(part) for part in line.split("…")))
         for index in range(at, len(actual)):
-            if pattern.search(actual[index]):
+            if pattern.fullmatch(actual[index]):
                 at = index + 1
                 break
         else:
