@@ -6,7 +6,8 @@ directive); one evaluator, below, runs each block by its language:
 * ``bash``, ``sh``, ``console``: each command runs in ``bash`` in the page's directory;
   ``cd`` and ``export`` carry over to the next command. In a block whose commands carry a
   prompt (``$ ``, ``host-a$ ``), the lines without one are the output of the command above.
-  A command whose comment says ``exit code N`` or ``exits N`` must exit N, any other 0.
+  A command whose comment says ``exit code N`` or ``exits N`` must exit N, as must one
+  followed by ``echo $?`` shown printing N; any other must exit 0.
   ``<waitId>`` and ``<runId>`` stand for the wait and run the page's last command printed
   (its ``dw signal …`` and ``dw resume …`` lines); any other ``<…>`` is for the reader to fill
   in, so its block must be marked. A command whose comment says ``Ctrl-C`` stops it (a loop)
@@ -26,6 +27,7 @@ that CI runs itself; docs/index.md explains the marker.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -121,6 +123,8 @@ class PageRun:
     facts: dict[str, str] = field(default_factory=dict)
     namespace: dict[str, Any] = field(default_factory=dict)
     marked: list[str] = field(default_factory=list)
+    returncode: int = 0
+    sessions: list[int] = field(default_factory=list)
 
     @classmethod
     def start(cls, page: Path, scratch: Path, env: dict[str, str] | None = None) -> PageRun:
@@ -166,13 +170,19 @@ def _check_install(command: str) -> None:
         assert not unknown, f"pip install names extras the package lacks: {sorted(unknown)}"
 
 
-def run_command(run: PageRun, command: str) -> subprocess.CompletedProcess[str]:
-    """One command in ``bash``, in the page's directory and environment; keeps cd/export."""
+def run_command(run: PageRun, command: str,
+                expected: int | None = None) -> subprocess.CompletedProcess[str]:
+    """One command in ``bash``, in the page's directory and environment; keeps cd/export.
+
+    ``$?`` is the last command's status; a command the page puts in the background keeps
+    running until the page ends.
+    """
     for name, value in run.facts.items():
         command = command.replace(f"<{name}>", value)
     left = _FILL_IN.findall(command.partition(" #")[0])
     assert not left, f"{command!r} has {left} for the reader to fill in: mark its block"
-    expected = int(found.group(1)) if (found := _EXIT.search(command)) else 0
+    if expected is None:
+        expected = int(found.group(1)) if (found := _EXIT.search(command)) else 0
     parts = command.split(" && ")
     installs = [p for p in parts if re.match(r"\s*(?:python -m )?pip install\b", p)]
     for install in installs:
@@ -181,10 +191,12 @@ def run_command(run: PageRun, command: str) -> subprocess.CompletedProcess[str]:
     if not command.strip():
         return subprocess.CompletedProcess(command, 0, "", "")
     state = run.scratch / ".page-state"
-    script = (f"cd {shlex.quote(str(run.cwd))}\n{command}\n__rc=$?\n"
+    script = (f"cd {shlex.quote(str(run.cwd))}\n(exit {run.returncode})\n{command}\n__rc=$?\n"
               f"pwd > {shlex.quote(str(state))}.cwd\n"
               f"env -0 > {shlex.quote(str(state))}.env\nexit $__rc\n")
-    done = _bash(script, run.env, stop="Ctrl-C" in command.partition(" #")[2])
+    done = _bash(script, run.env, stop="Ctrl-C" in command.partition(" #")[2],
+                 sessions=run.sessions)
+    run.returncode = done.returncode
     printed = done.stdout + done.stderr
     assert done.returncode == expected, (
         f"{_shown(run.page)}: `{command}` exited {done.returncode}, the page says "
@@ -202,11 +214,13 @@ def run_command(run: PageRun, command: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def _bash(script: str, env: dict[str, str], *, stop: bool) -> subprocess.CompletedProcess[str]:
+def _bash(script: str, env: dict[str, str], *, stop: bool,
+          sessions: list[int]) -> subprocess.CompletedProcess[str]:
     """Run ``script``; a loop the page stops with Ctrl-C gets SIGINT after ``STOP_AFTER`` s."""
     with subprocess.Popen(["bash", "-c", script], env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
                           start_new_session=True) as proc:
+        sessions.append(proc.pid)
         try:
             out, err = proc.communicate(timeout=STOP_AFTER if stop else COMMAND_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -261,8 +275,11 @@ def _run_python(run: PageRun, block: Block) -> None:
 def evaluate(run: PageRun, block: Block) -> None:
     """Run one block of the page, by its language (see the module's docstring)."""
     if block.language in SHELL:
-        for command, shown in _commands(block.source):
-            done = run_command(run, command)
+        commands = list(_commands(block.source))
+        for index, (command, shown) in enumerate(commands):
+            following = commands[index + 1] if index + 1 < len(commands) else ("", [])
+            status = following[0].strip() == "echo $?" and "".join(following[1]).strip()
+            done = run_command(run, command, int(status) if status else None)
             missing = unmatched_lines("\n".join(shown), done.stdout + done.stderr, run.scratch)
             assert not missing, _mismatch(run, block, command, missing)
     elif block.language in FILES and _write_file(run, block):
@@ -336,11 +353,16 @@ def run_page(page: Path, scratch: Path, env: dict[str, str] | None = None, *,
     document = parse(page)
     document.namespace["page_run"] = run
     run.namespace = {"__name__": "__docs_page__"}
-    for example in document:
-        try:
-            example.evaluate()
-        except SkipTest as marked:
-            run.marked.append(f"{_shown(page)}:{example.line}: {marked}")
+    try:
+        for example in document:
+            try:
+                example.evaluate()
+            except SkipTest as marked:
+                run.marked.append(f"{_shown(page)}:{example.line}: {marked}")
+    finally:
+        for session in run.sessions:  # what the page left running in the background
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(session, signal.SIGTERM)
     return run
 
 
