@@ -91,3 +91,13 @@ def test_multi_host_cleanup_shows_all_that_is_left_after_serve_and_delete(
     call("serve", "--once")
     call("delete", "release-42")
     assert json.loads(call("store", "ls", "--json"))["keys"] == shown
+
+
+def test_no_page_counts_tests_by_hand() -> None:
+    """A count of tests goes stale with the next test added: pages give the command instead."""
+    counted = re.compile(r"\b\d[\d,]* (?:passed|failed|skipped|tests)\b")
+    found = [f"{page.relative_to(ROOT)}:{number}: {line.strip()[:90]}"
+             for page in pages()
+             for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+             if counted.search(line) and "killed by" not in line]
+    assert found == [], "\n".join(found)
