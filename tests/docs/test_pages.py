@@ -16,12 +16,12 @@ from support.doc_pages import MARK_REASONS, ROOT, marks, normalise, pages, run_p
 
 # Each runs a whole conformance suite, starts an emulator or a server, or runs Deno.
 SLOW = {
-    "docs/tutorial.md", "docs/how-to/test-your-store.md", "docs/how-to/async-store.md",
+    "docs/tutorial.md", "docs/how-to/async-store.md",
     "docs/how-to/multi-host.md", "docs/how-to/s3-gcs-emulators.md",
     "docs/how-to/test-a-store-on-a-server.md", "docs/how-to/typescript-store.md",
-    "docs/how-to/read-the-report.md", "docs/how-to/write-your-own-tests.md",
+    "docs/how-to/read-the-report.md",
     "docs/explanation/example-adapters.md", "docs/explanation/engine.md",
-    "docs/how-to/gate-ci.md", "docs/reference/store-protocol.md",
+    "docs/reference/store-protocol.md",
 }
 
 # Pages read in a clone of the repository: their directory starts as one.

@@ -13,8 +13,8 @@ directive); one evaluator, below, runs each block by its language:
   in, so its block must be marked. A command whose comment says ``Ctrl-C`` stops it (a loop)
   gets SIGINT after a few seconds. ``pip install`` lines are checked, not run: the extras
   they name must exist, and the test runs against the package already installed.
-* ``python``: a block whose first line is ``# <file name>`` is written to that file; any
-  other runs in the page's namespace, with the page's directory as working directory.
+* ``python``: a block whose first line is ``# <file name>`` is written to that file (and
+  compiled); any other runs in the page's namespace, with the page's directory as working directory.
 * ``toml``, ``ts``, ``yaml``: written to the file their first line names, if it names one.
 * ``diff``: its ``-`` lines are replaced by its ``+`` lines in the page's files.
 * An untyped or ``text`` block right after a shell block is that block's last output: each
@@ -66,12 +66,12 @@ _RESUME_LINE = re.compile(r"dw resume (\S+)")
 
 _NORMAL: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\x1b\[[0-9;]*m"), ""),
+    (re.compile(r"\b(seed[ =`]*)\d+"), r"\1<seed>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<id>"),
     (re.compile(r"\b[0-9a-f]{4,}-?…"), "<id>"),
     (re.compile(r"\b[0-9a-f]{8,}\b"), "<id>"),
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?"), "<time>"),
     (re.compile(r"\b\d\d:\d\d:\d\d\b"), "<time>"),
-    (re.compile(r"\b(seed[ =`]*)\d+"), r"\1<seed>"),
     (re.compile(r"\b\d+(?:\.\d+)? ?s\b"), "<secs>"),
     (re.compile(r"(?:/tmp|/var/folders)/[\w./-]+"), "<path>"),
     (re.compile(r"([━─═┅]){2,}"), r"\1"),
@@ -82,7 +82,7 @@ _NORMAL: tuple[tuple[re.Pattern[str], str], ...] = (
 def normalise(text: str, scratch: Path | None = None) -> str:
     """Ids, seeds, times and paths as placeholders, runs of rules and spaces as one."""
     if scratch is not None:
-        text = text.replace(str(scratch), "<path>")
+        text = text.replace(str(scratch), "/tmp/scratch")
     for pattern, replacement in _NORMAL:
         text = pattern.sub(replacement, text)
     return "\n".join(line.strip() for line in text.splitlines())
@@ -247,6 +247,8 @@ def _write_file(run: PageRun, block: Block) -> bool:
     target = run.cwd / named.group(1)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(block.source, encoding="utf-8")
+    if target.suffix == ".py":  # a file the reader saves must at least be Python
+        compile(block.source, str(target), "exec")
     return True
 
 
