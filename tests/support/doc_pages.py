@@ -22,7 +22,8 @@ directive); one evaluator, below, runs each block by its language:
   ``…`` matching anything.
 
 A marked block is one the reader must fill in, one that needs a real cloud account, or one
-that CI runs itself; docs/index.md explains the marker.
+that runs the project's own tests (which would run this test again); docs/index.md explains
+the marker.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHELL = ("bash", "sh", "console")
 FILES = ("python", "toml", "ts", "yaml")
 OUTPUT = ("", "text")
-MARK_REASONS = ("fill in:", "needs a cloud account:", "run by .ci/run:")
+MARK_REASONS = ("fill in:", "needs a cloud account:", "runs the project's own tests:")
 COMMAND_TIMEOUT = 600
 STOP_AFTER = 3.0  # a loop's first passes, then Ctrl-C, as the reader would
 
