@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import click
-from support.doc_pages import ROOT, parse, pages
+from support.doc_pages import ROOT, pages, parse
 
 from reference_engine.cli.main import dw
 
@@ -51,7 +51,7 @@ def test_install_lines_say_how_to_install_from_a_clone() -> None:
                 continue
             for line in block.source.splitlines():
                 index = re.search(r"pip install (?:-e \. )?['\"]dw-testing\[([\w,]+)\]['\"]", line)
-                if index and f"from a clone: pip install " not in line:
+                if index and "from a clone: pip install " not in line:
                     wrong.append(f"{page.relative_to(ROOT)}:{example.line}: {line.strip()}")
                 elif index and f"[{index.group(1)}]" not in line.split("from a clone:")[1]:
                     wrong.append(f"{page.relative_to(ROOT)}:{example.line}: other extras")

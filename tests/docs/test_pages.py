@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.doc_pages import MARK_REASONS, ROOT, marks, normalise, pages, run_page, \
-    unmatched_lines
+from support.doc_pages import MARK_REASONS, ROOT, marks, normalise, pages, run_page, unmatched_lines
 
 # Each runs a whole conformance suite, starts an emulator or a server, or runs Deno.
 SLOW = {
