@@ -17,7 +17,7 @@ from support.doc_pages import MARK_REASONS, ROOT, marks, normalise, pages, run_p
 SLOW = {
     "docs/tutorial.md", "docs/how-to/async-store.md",
     "docs/how-to/multi-host.md", "docs/how-to/s3-gcs-emulators.md",
-    "docs/how-to/test-a-store-on-a-server.md", "docs/how-to/typescript-store.md",
+    "docs/how-to/typescript-store.md",
     "docs/how-to/read-the-report.md",
     "docs/explanation/example-adapters.md", "docs/explanation/engine.md",
     "docs/reference/store-protocol.md",
@@ -25,7 +25,7 @@ SLOW = {
 
 # Pages read in a clone of the repository: their directory starts as one.
 CLONE = {"README.md", "docs/contract.md", "docs/explanation/example-adapters.md",
-         "docs/how-to/read-the-report.md", "docs/how-to/s3-gcs-emulators.md"}
+         "docs/how-to/read-the-report.md"}
 
 # Every marked block, page by page in page order, by its reason: the reader fills it in,
 # it needs a real cloud account, or it runs the project's own tests.
