@@ -191,7 +191,7 @@ def run_command(run: PageRun, command: str,
     command = " && ".join(p for p in parts if p not in installs)
     if not command.strip():
         return subprocess.CompletedProcess(command, 0, "", "")
-    state = run.scratch / ".page-state"
+    state = run.scratch.parent / f".{run.scratch.name}-shell"
     script = (f"cd {shlex.quote(str(run.cwd))}\n(exit {run.returncode})\n{command}\n__rc=$?\n"
               f"pwd > {shlex.quote(str(state))}.cwd\n"
               f"env -0 > {shlex.quote(str(state))}.env\nexit $__rc\n")
@@ -256,8 +256,8 @@ def _write_file(run: PageRun, block: Block) -> bool:
 def _apply_diff(run: PageRun, block: Block) -> None:
     old = "\n".join(line[1:] for line in block.source.splitlines() if line.startswith("-"))
     new = "\n".join(line[1:] for line in block.source.splitlines() if line.startswith("+"))
-    hits = [p for p in run.cwd.rglob("*") if p.is_file() and ".page-state" not in p.name
-            and old in p.read_text(encoding="utf-8", errors="replace")]
+    hits = [p for p in run.cwd.rglob("*")
+            if p.is_file() and old in p.read_text(encoding="utf-8", errors="replace")]
     assert len(hits) == 1, f"the diff at line {block.line} matches {len(hits)} files"
     hits[0].write_text(hits[0].read_text(encoding="utf-8").replace(old, new, 1),
                        encoding="utf-8")
@@ -348,8 +348,10 @@ def run_page(page: Path, scratch: Path, env: dict[str, str] | None = None, *,
              clone: bool = False) -> PageRun:
     """Every block of ``page`` in order; a marked block is listed in ``marked``, not run.
 
-    ``clone``: the page is read in a clone, so its directory starts as one (tracked files).
+    ``scratch`` is the page's directory (made if missing; the shell's state is kept beside
+    it). ``clone``: the page is read in a clone, so its directory starts as one.
     """
+    scratch.mkdir(parents=True, exist_ok=True)
     if clone:
         copy_clone(scratch)
     run = PageRun.start(page, scratch, env)
