@@ -13,13 +13,19 @@ directive); one evaluator, below, runs each block by its language:
   in, so its block must be marked. A command whose comment says ``Ctrl-C`` stops it (a loop)
   gets SIGINT after a few seconds. ``pip install`` lines are checked, not run: the extras
   they name must exist, and the test runs against the package already installed.
+  A command put in the background (``&``) runs until the page ends.
 * ``python``: a block whose first line is ``# <file name>`` is written to that file (and
-  compiled); any other runs in the page's namespace, with the page's directory as working directory.
-* ``toml``, ``ts``, ``yaml``: written to the file their first line names, if it names one.
+  compiled); any other runs in the page's namespace, in the page's directory.
+* ``toml``, ``ts``, ``yaml``: written to the file their first line names (``#`` or ``//``),
+  if it names one.
 * ``diff``: its ``-`` lines are replaced by its ``+`` lines in the page's files.
 * An untyped or ``text`` block right after a shell block is that block's last output: each
   of its lines, after :func:`normalise`, must be a whole line of the output, in order, with
   ``…`` matching anything.
+
+The page's directory starts empty, or, for a page read in a clone of the repository, as a
+copy of the clone's tracked files. Commands find ``dw``, ``pytest`` and ``python`` of the
+interpreter running the test, with no ``DW_*`` or ``PYTEST_*`` variable of the test's own.
 
 A marked block is one the reader must fill in, one that needs a real cloud account, or one
 that runs the project's own tests (which would run this test again); docs/index.md explains
