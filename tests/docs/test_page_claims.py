@@ -101,3 +101,16 @@ def test_no_page_counts_tests_by_hand() -> None:
              for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
              if counted.search(line) and "killed by" not in line]
     assert found == [], "\n".join(found)
+
+
+def test_write_your_own_tests_imports_what_the_tutorials_store_defines() -> None:
+    """Its examples run on the tutorial's store, so they import the names that store has."""
+    tutorial = ROOT / "docs" / "tutorial.md"
+    store = next(block.source for example in parse(tutorial)
+                 if (block := example.parsed) is not None
+                 and getattr(block, "source", "").startswith("# mystore.py"))
+    defined = set(re.findall(r"^(?:def|class) (\w+)|^(\w+)\s*[:=]", store, re.MULTILINE))
+    names = {name for pair in defined for name in pair if name}
+    page = (ROOT / "docs" / "how-to" / "write-your-own-tests.md").read_text(encoding="utf-8")
+    imported = set(re.findall(r"from mystore import (\w+)", page))
+    assert imported and imported <= names, f"mystore.py defines {sorted(names)}"
