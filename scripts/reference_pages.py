@@ -223,7 +223,7 @@ def _render_object(module_name: str, name: str) -> list[str]:
         lines = [f"### `{module_name}.{name}`", ""]
         init = vars(obj).get("__init__")
         if dataclasses.is_dataclass(obj) or init is not None:
-            lines += ["```python", f"{name}{_signature(obj)}", "```", ""]
+            lines += ["```text", f"{name}{_signature(obj)}", "```", ""]
         lines += [_doc(obj), ""]
         methods = [(m, v) for m, v in _members(obj) if m != "__init__"]
         if methods:
@@ -238,7 +238,7 @@ def _render_object(module_name: str, name: str) -> list[str]:
                     lines.append(f"| `{member}{_signature(value, in_table=True)}` | {doc} |")
             lines.append("")
         return lines
-    return [f"### `{module_name}.{name}`", "", "```python", f"{name}{_signature(obj)}", "```",
+    return [f"### `{module_name}.{name}`", "", "```text", f"{name}{_signature(obj)}", "```",
             "", _doc(obj), ""]
 
 

@@ -269,8 +269,7 @@ def _old_citations() -> list[str]:
 def test_nothing_cites_the_old_design_notes() -> None:
     found = _old_citations()
     assert not found, (
-        "cite a clause of docs/contract.md (C-...) or a docs page instead; "
-        "python scripts/replace_spec_citations.py rewrites the known forms:\n"
+        "cite a clause of docs/contract.md (C-...) or a docs page instead:\n"
         + "\n".join(found))
 
 

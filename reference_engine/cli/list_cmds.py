@@ -46,11 +46,11 @@ def waits(ctx: click.Context, workflow: str | None, store_uri: str, as_json: boo
     if not found:
         say("no open waits")
         return
-    rows = [(w.get("waitId"), str(w.get("runId", ""))[:8], w.get("workflow"),
+    rows = [(w.get("waitId"), w.get("runId", ""), w.get("workflow"),
              f"{w.get('job')}/{w.get('step')}", w.get("deadline"),
              "expired" if w.get("expired") else "open") for w, _ in found]
     table("open waits", ["waitId", "run", "workflow", "job/step", "deadline", "state"], rows,
-          id_columns=["waitId", "deadline"])
+          id_columns=["waitId", "run", "deadline"])
     for plain, wait in found:
         say(f"  run {plain.get('runId', '')}: {_next_command(wait, plain, store_flag)}")
 

@@ -74,7 +74,9 @@ def progress(text: str) -> None:
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
           *, id_columns: Sequence[str] = ()) -> None:
-    """A rich table on stdout. Id columns never wrap or shrink, so they can be copied."""
+    """A rich table on stdout. Id columns never wrap or shrink, so they can be copied: a
+    table whose ids do not fit the terminal is printed wider than it, not cut."""
+    from rich.measure import Measurement
     from rich.table import Table
 
     cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
@@ -87,7 +89,9 @@ def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any
             grid.add_column(name)
     for row in cells:
         grid.add_row(*row)
-    stdout_console().print(grid)
+    console = stdout_console()
+    needed = Measurement.get(console, console.options.update_width(1 << 16), grid).minimum
+    console.print(grid, width=max(console.width, needed), crop=False)
 
 
 def to_plain(value: Any) -> Any:

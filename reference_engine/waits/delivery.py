@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,19 @@ def _closed(wait_id: str, why: str) -> Refusal:
                    "List the waits still open: dw waits", {"waitId": wait_id})
 
 
+def _run_ended(wait_id: str, record: RunRecord, step: StepRecord) -> Refusal:
+    """The run ended: either before any signal, or after one that its step kept."""
+    output = step.output if isinstance(step.output, Mapping) else {}
+    signal = output.get("signal")
+    receipt = signal.get("id") if isinstance(signal, Mapping) else None
+    if not isinstance(receipt, str):
+        return _closed(wait_id, f"run {record.run_id} has {record.status}")
+    return Refusal("closed", f"Wait {wait_id} already took signal {receipt}, and then run "
+                   f"{record.run_id} {record.status}; it takes no other. See what the step "
+                   f"kept: dw show {record.run_id}",
+                   {"waitId": wait_id, "runId": record.run_id, "receiptId": receipt})
+
+
 def refusal_for(stored: Outcome) -> Refusal:
     """Answer a delivery that lost from what is stored."""
     wid, run = stored.wait_id, stored.run_id
@@ -117,7 +131,7 @@ def _rebuild(store: Any, wait_id: str, now: float) -> tuple[Registration, bytes]
     record, name, step = found
     assert step.wait is not None
     if record.ended:
-        raise _closed(wait_id, f"run {record.run_id} has {record.status}")
+        raise _run_ended(wait_id, record, step)
     if step.status != WAITING:
         raise _closed(wait_id, f"step {name} of run {record.run_id} is {step.status}")
     match = _ITERATION.search(name)

@@ -173,6 +173,14 @@ def test_waits_lists_open_waits_with_their_next_command(dw: Invoke, flow: Path) 
     assert wait_id in dw("waits").stdout
 
 
+def test_waits_shows_each_run_id_whole(dw: Invoke, flow: Path) -> None:
+    for run_id in ("release-42", "a-much-longer-run-id-than-eight-characters"):
+        assert dw("run", str(flow), "--run-id", run_id).exit_code == 3
+    table = dw("waits").stdout
+    for run_id in ("release-42", "a-much-longer-run-id-than-eight-characters"):
+        assert f" {run_id} " in table, table
+
+
 def test_runs_lists_every_run(dw: Invoke, flow: Path) -> None:
     run_id, _ = suspended_run(dw, flow)
     result = dw("runs", "--json")
@@ -219,6 +227,27 @@ def test_cancel_then_delete(dw: Invoke, flow: Path) -> None:
     assert dw("delete", run_id).exit_code == 0
     gone = dw("show", run_id, "--json")
     assert refusal_of(gone) == "run_not_found"
+
+
+def test_a_late_signal_after_cancel_says_whether_a_signal_came_first(
+        dw: Invoke, flow: Path) -> None:
+    """Cancelled before any signal: "closed before a signal arrived"; after one: names it."""
+    messages = {}
+    for signalled_first in (False, True):
+        run_id, wait_id = suspended_run(dw, flow)
+        receipt = None
+        if signalled_first:
+            first = dw("signal", wait_id, "--payload", APPROVE, "--json")
+            receipt = json.loads(first.stdout)["receipt"]["id"]
+        assert dw("cancel", run_id).exit_code == 0
+        late = dw("signal", wait_id, "--payload", APPROVE, "--json")
+        assert refusal_of(late) == "closed"
+        error = json.loads(late.stdout)["error"]
+        messages[signalled_first] = error["message"]
+        assert error["details"].get("receiptId") == receipt
+    assert "before a signal arrived" in messages[False]
+    assert "before a signal arrived" not in messages[True], messages[True]
+    assert "already took signal" in messages[True]
 
 
 def test_unknown_wait_id_is_refused(dw: Invoke) -> None:

@@ -1,5 +1,6 @@
-"""One suite run as a store author makes it: its own pytest process in a clean directory,
-with only the example adapters added to the import path, judged from its JSON report."""
+"""One suite run as docs/explanation/example-adapters.md makes it: ``PYTHONPATH=. pytest
+--dw-store=…`` in examples/adapters (whose pytest.ini makes it the rootdir), judged from its
+JSON report."""
 
 from __future__ import annotations
 
@@ -38,10 +39,9 @@ def run_on_adapter(store: str, needs: tuple[str, ...], tmp_path: Path, *options:
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ADAPTERS), env.get("PYTHONPATH", "")) if p)
     report = tmp_path / "report.json"
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=",
-               "--rootdir", str(tmp_path), f"--dw-store={store}", *options, "-q",
-               "--tb=short", "--no-header", "--dw-report", str(report)]
-    finished = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--dw-store={store}",
+               *options, "-q", "--tb=short", "--no-header", "--dw-report", str(report)]
+    finished = subprocess.run(command, cwd=ADAPTERS, env=env, capture_output=True, text=True,
                               timeout=timeout, check=False)
     tail = "\n".join((finished.stdout + finished.stderr).strip().splitlines()[-40:])
     assert report.is_file(), f"the run wrote no report:\n{tail}"
