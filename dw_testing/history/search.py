@@ -62,13 +62,17 @@ class KeyHistory:
     Indeterminate gets are dropped up front: they change nothing and match nothing.
     """
 
-    def __init__(self, ops: Sequence[Operation]) -> None:
-        ordered = sorted(ops, key=_CALL)
+    def __init__(self, ops: Sequence[Operation], optional: Sequence[bool] = ()) -> None:
+        flags = list(optional) or [False] * len(ops)
+        order = sorted(range(len(ops)), key=lambda n: ops[n].call)
+        ordered = [ops[n] for n in order]
+        flags = [flags[n] for n in order]
         rows = list(map(_FIELDS, ordered))
         if any(row[4] is None and row[0] == "get" for row in rows):
             kept = [n for n, row in enumerate(rows) if not (row[4] is None and row[0] == "get")]
             ordered = [ordered[n] for n in kept]
             rows = [rows[n] for n in kept]
+            flags = [flags[n] for n in kept]
         self.ops: list[Operation] = ordered
         names, values, answers, calls, returns = zip(*rows, strict=True) if rows else ((),) * 5
         ids: dict[bytes, int] = {}
@@ -78,18 +82,21 @@ class KeyHistory:
                      for value in values]
         # For get: the value id read. For put_if_absent: 1 (True), 0 (False), -1 (unknown).
         self.results = [
-            _UNKNOWN if ret is None
+            _UNKNOWN if ret is None or (flag and answer is None)
             else ids.setdefault(answer, len(ids)) if answer.__class__ is bytes
             else ABSENT if kind == GET and answer is None
             else 1 if answer is True else 0
-            for kind, answer, ret in zip(kinds, answers, returns, strict=True)]
+            for kind, answer, ret, flag in zip(kinds, answers, returns, flags, strict=True)]
         self.calls = list(calls)
         self.rets = rets = [NEVER if ret is None else ret for ret in returns]
         self.n = n = len(rows)
         self.all = (1 << n) - 1
         self.indeterminate = [i for i, ret in enumerate(returns) if ret is None]
+        # Calls with an unknown result but a return (dw_testing.history.patch): they may be
+        # left out, but while pending they block calls invoked after their return.
+        self.bounded = [i for i, flag in enumerate(flags) if flag and returns[i] is not None]
         self.determinate = self.all
-        for i in self.indeterminate:
+        for i in self.indeterminate + self.bounded:
             self.determinate &= ~(1 << i)
         self.by_ret = sorted(range(n), key=rets.__getitem__)
         if self.indeterminate:
@@ -164,6 +171,9 @@ class KeyHistory:
         done = bytearray(n)  # placed, or indeterminate (those are looked at apart)
         for i in self.indeterminate:
             done[i] = 1
+        optional = bytearray(n)  # bounded calls: tried only when nothing else may go
+        for i in self.bounded:
+            optional[i] = 1
         applied: set[int] = set()
         state = ABSENT
         low = rp = 0
@@ -186,7 +196,7 @@ class KeyHistory:
             i = low
             while i < n and calls[i] <= earliest:
                 looked += 1
-                if not done[i]:
+                if not done[i] and not optional[i]:
                     kind = kinds[i]  # the model's step, inlined: this loop is the hot path
                     if kind == GET:
                         if results[i] == state:
@@ -215,6 +225,21 @@ class KeyHistory:
                 done[chosen] = 1
                 remaining -= 1
                 continue
+            if self.bounded:
+                waiting = [j for j in range(low, i) if optional[j] and not done[j]]
+                if waiting:
+                    # Apply one that lets a pending call go, else leave out the one that
+                    # must end soonest.
+                    chosen = next((j for j in waiting if step(j, state) not in (-2, state)
+                                   and self._unblocks(step(j, state), done, low, earliest)),
+                                  -1)
+                    if chosen >= 0:
+                        state = step(chosen, state)
+                    else:
+                        chosen = min(waiting, key=rets.__getitem__)
+                    done[chosen] = 1
+                    remaining -= 1
+                    continue
             for j in self.indeterminate:
                 if calls[j] > earliest:
                     meter.spend(looked)
