@@ -52,6 +52,8 @@ class CheckResult:
     steps: int = 0
     seconds: float = 0.0
     detail: str = ""
+    explain_seconds: float = 0.0
+    """Of ``seconds``, what finding the fault and its explainers took (after the verdict)."""
 
     @property
     def ok(self) -> bool:
@@ -112,6 +114,7 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
         steps += meter.steps
         if legal:
             continue
+        explaining = time.monotonic()
         if patched.changed:
             # The fault is named on the calls as recorded, not as patched.
             calls, progress = KeyHistory(ops), []
@@ -124,7 +127,8 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
                                               + "; ".join(exhausted))
         return CheckResult("violation", key=key, violation=tuple(shown), marked=marked,
                            key_ops=len(ops), steps=steps,
-                           seconds=time.monotonic() - started, detail=unchecked)
+                           seconds=time.monotonic() - started, detail=unchecked,
+                           explain_seconds=time.monotonic() - explaining)
     seconds = time.monotonic() - started
     if exhausted:
         return CheckResult("unknown", key=None, steps=steps, seconds=seconds,
