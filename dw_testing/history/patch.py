@@ -103,9 +103,9 @@ def _applied_until(read: Operation) -> int:
 
 def patch_key(ops: Sequence[Operation]) -> PatchedKey:
     """The calls of one key with the rules above applied (``ops`` in any order)."""
+    if all(op.ret is not None for op in ops):
+        return PatchedKey(list(ops), [False] * len(ops), changed=False)
     calls = [op for op in ops if not (op.ret is None and op.op == "get")]
-    if all(op.ret is not None for op in calls):
-        return PatchedKey(calls, [False] * len(calls), changed=len(calls) != len(ops))
     # The latest return of each kind of observer, and the writers of each value.
     read_end: dict[object, float] = {}  # value (or None) -> latest get returning it
     first_read: dict[bytes, Operation] = {}  # value -> the get of it that returned first

@@ -67,10 +67,13 @@ class KeyHistory:
     """
 
     def __init__(self, ops: Sequence[Operation], optional: Sequence[bool] = ()) -> None:
-        flags = list(optional) or [False] * len(ops)
-        order = sorted(range(len(ops)), key=lambda n: ops[n].call)
-        ordered = [ops[n] for n in order]
-        flags = [flags[n] for n in order]
+        if any(optional):
+            order = sorted(range(len(ops)), key=list(map(_CALL, ops)).__getitem__)
+            ordered = [ops[n] for n in order]
+            flags = [optional[n] for n in order]
+        else:
+            ordered = sorted(ops, key=_CALL)
+            flags = [False] * len(ordered)
         rows = list(map(_FIELDS, ordered))
         if any(row[4] is None and row[0] == "get" for row in rows):
             kept = [n for n, row in enumerate(rows) if not (row[4] is None and row[0] == "get")]
@@ -119,6 +122,8 @@ class KeyHistory:
         :mod:`dw_testing.history.patch`).
         """
         twin = [-1] * self.n
+        if not self.bounded:
+            return twin
         read = {self.results[i] for i in range(self.n)
                 if self.kinds[i] == GET and self.rets[i] != NEVER}
         last: dict[tuple[int, int, int], int] = {}
@@ -200,13 +205,14 @@ class KeyHistory:
         done = bytearray(n)  # placed, or indeterminate (those are looked at apart)
         for i in self.indeterminate:
             done[i] = 1
-        optional = bytearray(n)  # bounded calls: tried only when nothing else may go
-        for i in self.bounded:
-            optional[i] = 1
+        for i in self.bounded:  # optional too: looked at apart, like raised calls
+            done[i] = 1
+        optional = sorted(self.indeterminate + self.bounded)
+        latest_call = -1  # a bounded call may not go after a call invoked after its return
         applied: set[int] = set()
         state = ABSENT
         low = rp = 0
-        remaining = len(by_ret)
+        remaining = len(by_ret) - len(self.bounded)
         looked = 0
         reads = [i for i in range(n) if kinds[i] == GET and not done[i]]
         next_read = 0
@@ -225,7 +231,7 @@ class KeyHistory:
             i = low
             while i < n and calls[i] <= earliest:
                 looked += 1
-                if not done[i] and not optional[i]:
+                if not done[i]:
                     kind = kinds[i]  # the model's step, inlined: this loop is the hot path
                     if kind == GET:
                         if results[i] == state:
@@ -253,30 +259,18 @@ class KeyHistory:
                 state = after
                 done[chosen] = 1
                 remaining -= 1
+                latest_call = max(latest_call, calls[chosen])
                 continue
-            if self.bounded:
-                waiting = [j for j in range(low, i) if optional[j] and not done[j]]
-                if waiting:
-                    # Apply one that lets a pending call go, else leave out the one that
-                    # must end soonest.
-                    chosen = next((j for j in waiting if step(j, state) not in (-2, state)
-                                   and self._unblocks(step(j, state), done, low, earliest)),
-                                  -1)
-                    if chosen >= 0:
-                        state = step(chosen, state)
-                    else:
-                        chosen = min(waiting, key=rets.__getitem__)
-                    done[chosen] = 1
-                    remaining -= 1
-                    continue
-            for j in self.indeterminate:
+            for j in optional:
                 if calls[j] > earliest:
                     meter.spend(looked)
                     return False
-                after = -2 if j in applied else step(j, state)
+                after = (-2 if j in applied or rets[j] < latest_call
+                         else step(j, state))
                 if after not in (-2, state) and self._unblocks(after, done, low, earliest):
                     applied.add(j)
                     state = after
+                    latest_call = max(latest_call, calls[j])
                     break
             else:
                 meter.spend(looked)
