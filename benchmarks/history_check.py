@@ -21,6 +21,18 @@ histories reach it as JSON lines and only the check itself is timed. Run::
 
     python benchmarks/history_check.py [--operations 10000] [--keys 100] [--repeats 5]
                                        [--baseline PATH]
+
+``--sizes 1000,10000,100000`` (or ``--vs-porcupine PATH``) checks instead every scenario,
+and a recorded one (``run_threads`` on the memory store, about 2 % of calls raising before
+or after they apply), at each size, written once to a file by ``dump_jsonl``; it prints
+CPU seconds to parse and to check each file with the default ``Budget()``. With
+``--vs-porcupine PATH``, PATH holding a checkout of Porcupine's Go source
+(github.com/anishathalye/porcupine; nothing is downloaded), it builds
+``benchmarks/porcupine_runner`` with the ``go`` on PATH (Debian: ``golang-go``), checks the
+same files with it on one core (``GOMAXPROCS=1``), fails if a verdict differs, and prints
+the ratios ours / Porcupine. Without Go it prints ours alone. Run::
+
+    python benchmarks/history_check.py --sizes 1000,10000,100000 --vs-porcupine /tmp/porcupine
 """
 
 from __future__ import annotations
@@ -29,18 +41,25 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from rich.console import Console
 from rich.table import Table
 
-from dw_testing.history.events import Operation
+from dw_testing.history.checker import check_history
+from dw_testing.history.events import Operation, dump_jsonl, load_jsonl
 from dw_testing.history.generate import simulated_history
+from dw_testing.history.workload import run_threads
+from reference_engine.errors import TransientStoreError
+from reference_engine.stores.memory import MemoryStore
 
 HERE = Path(__file__).resolve().parent.parent
 # The child: says where its checker comes from, then checks one JSON-lines history a line.
@@ -147,6 +166,149 @@ def _agree(verdicts: dict[str, set[str]]) -> bool:
     return len({frozenset(found) for found in verdicts.values()}) == 1
 
 
+RUNNER = Path(__file__).resolve().parent / "porcupine_runner"
+
+
+class FlakyStore:
+    """A memory store whose calls raise ``rate`` of the time, half before they apply and
+    half after (the answer lost): what a lossy wire leaves in a recording."""
+
+    def __init__(self, inner: MemoryStore, rng: random.Random, rate: float) -> None:
+        self.inner, self.rng, self.rate = inner, rng, rate
+
+    def _call(self, apply: Callable[[], Any]) -> Any:
+        roll = self.rng.random()
+        if roll < self.rate / 2:
+            raise TransientStoreError("dropped before it applied")
+        result = apply()
+        if roll < self.rate:
+            raise TransientStoreError("answer lost after it applied")
+        return result
+
+    def put(self, key: str, data: bytes) -> None:
+        self._call(lambda: self.inner.put(key, data))
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        return bool(self._call(lambda: self.inner.put_if_absent(key, data)))
+
+    def get(self, key: str) -> bytes | None:
+        result: bytes | None = self._call(lambda: self.inner.get(key))
+        return result
+
+    def delete(self, key: str) -> None:
+        self._call(lambda: self.inner.delete(key))
+
+
+def recorded(size: int, keys: list[str], seed: int) -> list[Operation]:
+    """``size`` calls by 8 threads on one memory store, 2 % raising."""
+    space = f"history-bench-{seed}-{size}"
+    rng = random.Random(seed)
+    return run_threads(lambda: FlakyStore(MemoryStore(space), rng, 0.02), racers=8,
+                       calls=size // 8, keys=keys, seed=seed)
+
+
+def porcupine_runner(checkout: Path, folder: Path) -> Path | None:
+    """Build the Porcupine runner against ``checkout``; None when there is no Go."""
+    go = shutil.which("go")
+    if go is None:
+        print("no `go` on PATH (Debian: apt-get install golang-go): ours alone")
+        return None
+    if not (checkout / "porcupine.go").is_file():
+        raise SystemExit(f"{checkout} has no porcupine.go: pass a checkout of "
+                         "github.com/anishathalye/porcupine")
+    build = folder / "runner-src"
+    build.mkdir()
+    shutil.copy(RUNNER / "main.go", build / "main.go")
+    (build / "go.mod").write_text(
+        "module dwrunner\n\ngo 1.19\n\nrequire github.com/anishathalye/porcupine v0.0.0\n\n"
+        f"replace github.com/anishathalye/porcupine => {checkout.resolve()}\n",
+        encoding="utf-8")
+    binary = folder / "runner"
+    subprocess.run([go, "build", "-o", str(binary), "."], cwd=build, check=True,
+                   env={**os.environ, "GOFLAGS": "-mod=mod", "GOPROXY": "off"})
+    return binary
+
+
+def ours(path: Path) -> tuple[float, float, float, str]:
+    """CPU seconds to parse one file, to reach the verdict (default budget) and to explain
+    a violation, and the verdict."""
+    started = time.process_time()
+    history = load_jsonl(path)
+    parsed = time.process_time()
+    result = check_history(history)
+    checked = time.process_time() - parsed
+    # ``explain_seconds`` is wall time; on one busy core its share of the CPU is near 1.
+    explaining = min(checked, result.explain_seconds)
+    return parsed - started, checked - explaining, explaining, result.verdict
+
+
+def side_by_side(args: argparse.Namespace) -> None:
+    sizes = [int(float(size)) for size in args.sizes.split(",")]
+    keys = [f"k{i}" for i in range(args.keys)]
+    rows: list[tuple[str, int, str, float, float, float | None, float | None]] = []
+    disagreements = []
+    with tempfile.TemporaryDirectory() as folder:
+        binary = (porcupine_runner(args.vs_porcupine, Path(folder))
+                  if args.vs_porcupine is not None else None)
+        cases = [(name, size) for size in sizes for name, *_ in SCENARIOS]
+        cases += [("recorded, 2% raised (8 threads)", size) for size in sizes]
+        for name, size in cases:
+            rng = random.Random(f"{args.seed}/{name}/{size}")
+            if name.startswith("recorded"):
+                history = recorded(size, keys, args.seed)
+            else:
+                _, processes, overlap, indeterminate, corrupt = next(
+                    row for row in SCENARIOS if row[0] == name)
+                history = simulated_history(rng, operations=size, keys=keys,
+                                            processes=processes, overlap=overlap,
+                                            indeterminate_rate=indeterminate)
+                if corrupt:
+                    history = corrupt_one_read(history, rng)
+            path = Path(folder) / "history.jsonl"
+            dump_jsonl(history, path)
+            parse, check, explaining, verdict = ours(path)
+            theirs: tuple[float | None, float | None] = (None, None)
+            if binary is not None:
+                answer = subprocess.run(
+                    ["taskset", "-c", "0", str(binary), str(path)] if shutil.which("taskset")
+                    else [str(binary), str(path)], check=True, capture_output=True, text=True,
+                    env={**os.environ, "GOMAXPROCS": "1"}).stdout
+                found = json.loads(answer.splitlines()[0])
+                theirs = (float(found["parse"]), float(found["check"]))
+                if found["verdict"] != verdict:
+                    disagreements.append(f"{name} at {size:,}: ours {verdict}, "
+                                         f"Porcupine {found['verdict']}")
+            rows.append((name, len(history), verdict, parse, check, *theirs))
+            beside = ("" if theirs[0] is None
+                      else f"; Porcupine {theirs[0]:.2f}s + {theirs[1]:.2f}s")
+            print(f"{name} {len(history):,}: {verdict}, parse {parse:.2f}s, check "
+                  f"{check:.2f}s, explain {explaining:.2f}s{beside}", flush=True)
+    print_side_by_side(rows, compared=binary is not None)
+    if disagreements:
+        sys.exit("verdicts differ: " + "; ".join(disagreements))
+
+
+def print_side_by_side(rows: list[tuple[str, int, str, float, float, float | None,
+                                        float | None]], *, compared: bool) -> None:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\nCPU seconds, one core each; load average {load:.1f} on {os.cpu_count()} CPUs")
+    head = "| scenario | calls | verdict | ours parse | ours check | ours calls / CPU s |"
+    if compared:
+        head += (" Porcupine parse | Porcupine check | Porcupine calls / CPU s |"
+                 " check ours ÷ Porcupine | parse + check ours ÷ Porcupine |")
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for name, calls, verdict, parse, check, their_parse, their_check in rows:
+        line = (f"| {name} | {calls:,} | {verdict} | {parse:.3f} | {check:.3f} | "
+                f"{calls / max(1e-9, parse + check):,.0f} |")
+        if compared and their_parse is not None and their_check is not None:
+            line += (f" {their_parse:.3f} | {their_check:.3f} | "
+                     f"{calls / max(1e-9, their_parse + their_check):,.0f} | "
+                     f"{check / max(1e-9, their_check):.2f} | "
+                     f"{(parse + check) / max(1e-9, their_parse + their_check):.2f} |")
+        print(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--operations", type=int, default=10_000)
@@ -155,7 +317,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--baseline", type=Path, default=None,
                         help="a checkout of an older commit, e.g. 364443e (see above)")
+    parser.add_argument("--sizes", default=None,
+                        help="check every scenario at these sizes, e.g. 1000,10000,1e5")
+    parser.add_argument("--vs-porcupine", type=Path, default=None, metavar="PATH",
+                        help="a checkout of Porcupine's Go source: check with both")
     args = parser.parse_args()
+    if args.sizes is not None or args.vs_porcupine is not None:
+        args.sizes = args.sizes or "1000,10000,100000"
+        side_by_side(args)
+        return
     checkers = [CheckerProcess("after", HERE)]
     if args.baseline is not None:
         checkers.insert(0, CheckerProcess("before", args.baseline))

@@ -30,6 +30,7 @@ from dw_testing.history.budget import Budget, Meter, OutOfBudget
 from dw_testing.history.events import Operation
 from dw_testing.history.explain import explain
 from dw_testing.history.labels import digest, result_text, stamp_ranks, value_text
+from dw_testing.history.patch import patch_key
 from dw_testing.history.search import KeyHistory
 from dw_testing.history.timeline import render_text
 from dw_testing.history.violation import HistoryViolation
@@ -51,6 +52,8 @@ class CheckResult:
     steps: int = 0
     seconds: float = 0.0
     detail: str = ""
+    explain_seconds: float = 0.0
+    """Of ``seconds``, what finding the fault and its explainers took (after the verdict)."""
 
     @property
     def ok(self) -> bool:
@@ -95,7 +98,9 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
     # Small keys first: a cheap violation should not wait behind an expensive key.
     for key in sorted(keyed, key=lambda k: (len(keyed[k]), k)):
         ops = keyed[key]
-        calls = KeyHistory(ops)
+        # Calls with unknown results are dropped or bounded first (patch): same verdict.
+        patched = patch_key(ops)
+        calls = KeyHistory(patched.ops, patched.optional)
         meter = Meter(budget)
         progress: list[int] = []
         try:
@@ -109,6 +114,10 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
         steps += meter.steps
         if legal:
             continue
+        explaining = time.monotonic()
+        if patched.changed:
+            # The fault is named on the calls as recorded, not as patched.
+            calls, progress = KeyHistory(ops), []
         found = explain(calls, Meter(shrink_budget or _SHRINK_BUDGET),
                         progress=progress[0] if progress else None)
         shown = [calls.ops[i] for i in found.calls]
@@ -118,7 +127,8 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
                                               + "; ".join(exhausted))
         return CheckResult("violation", key=key, violation=tuple(shown), marked=marked,
                            key_ops=len(ops), steps=steps,
-                           seconds=time.monotonic() - started, detail=unchecked)
+                           seconds=time.monotonic() - started, detail=unchecked,
+                           explain_seconds=time.monotonic() - explaining)
     seconds = time.monotonic() - started
     if exhausted:
         return CheckResult("unknown", key=None, steps=steps, seconds=seconds,

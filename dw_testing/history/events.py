@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 OpName = Literal["put", "put_if_absent", "get", "delete"]
 OP_NAMES: tuple[OpName, ...] = ("put", "put_if_absent", "get", "delete")
 
@@ -83,10 +85,12 @@ def _b64(data: bytes) -> str:
 
 
 def dump_jsonl(history: Iterable[Operation], path: Path) -> None:
-    """Write one JSON object per line (the child-process side of a merge)."""
-    with path.open("w", encoding="utf-8") as out:
-        for op in history:
-            out.write(json.dumps(op.to_json(), separators=(",", ":")) + "\n")
+    """Write one JSON object per line (the child-process side of a merge).
+
+    Each line is :meth:`Operation.to_json` with ``fault`` always present (``null`` when
+    none); msgspec writes it (docs/reference/costs.md: why msgspec).
+    """
+    path.write_bytes(_ENCODER.encode_lines(list(history)))
 
 
 def iter_jsonl(path: Path) -> Iterator[Operation]:
@@ -111,5 +115,21 @@ def merge_histories(*histories: Iterable[Operation]) -> list[Operation]:
 
 
 def load_jsonl(*paths: Path) -> list[Operation]:
-    """Read and merge histories that child processes wrote with :func:`dump_jsonl`."""
-    return merge_histories(*(iter_jsonl(p) for p in paths))
+    """Read and merge histories that child processes wrote with :func:`dump_jsonl`.
+
+    A file is decoded at once by msgspec; one it refuses (a key left out, a bad row) is read
+    again line by line, which names the first bad line, as files were always read.
+    """
+    return merge_histories(*(_load_one(p) for p in paths))
+
+
+def _load_one(path: Path) -> list[Operation]:
+    try:
+        ops: list[Operation] = _DECODER.decode_lines(path.read_bytes())
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return list(iter_jsonl(path))
+    return ops
+
+
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(Operation)

@@ -25,6 +25,7 @@ searched again.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Sequence
 from operator import attrgetter
 
@@ -43,11 +44,14 @@ _FIELDS = attrgetter("op", "value", "result", "call", "ret")
 class _Frame:
     """One level of the depth-first search."""
 
-    __slots__ = ("low", "mask", "options", "position", "rp", "state", "taken")
+    __slots__ = ("left", "low", "mask", "options", "placed", "position", "rp", "state",
+                 "taken")
 
     def __init__(self, mask: int, state: int, options: list[int], low: int, rp: int,
-                 taken: int) -> None:
-        self.mask = mask
+                 taken: int, left: int, placed: tuple[int, ...]) -> None:
+        self.placed = placed  # pending calls placed from ``low`` on, in order
+        self.mask = mask  # the raised calls placed, by ordinal
+        self.left = left  # required calls not yet placed
         self.state = state
         self.options = options  # moves: 2 * i applies call i, 2 * i + 1 leaves it out
         self.position = 0
@@ -62,13 +66,20 @@ class KeyHistory:
     Indeterminate gets are dropped up front: they change nothing and match nothing.
     """
 
-    def __init__(self, ops: Sequence[Operation]) -> None:
-        ordered = sorted(ops, key=_CALL)
+    def __init__(self, ops: Sequence[Operation], optional: Sequence[bool] = ()) -> None:
+        if any(optional):
+            order = sorted(range(len(ops)), key=list(map(_CALL, ops)).__getitem__)
+            ordered = [ops[n] for n in order]
+            flags = [optional[n] for n in order]
+        else:
+            ordered = sorted(ops, key=_CALL)
+            flags = [False] * len(ordered)
         rows = list(map(_FIELDS, ordered))
         if any(row[4] is None and row[0] == "get" for row in rows):
             kept = [n for n, row in enumerate(rows) if not (row[4] is None and row[0] == "get")]
             ordered = [ordered[n] for n in kept]
             rows = [rows[n] for n in kept]
+            flags = [flags[n] for n in kept]
         self.ops: list[Operation] = ordered
         names, values, answers, calls, returns = zip(*rows, strict=True) if rows else ((),) * 5
         ids: dict[bytes, int] = {}
@@ -78,22 +89,52 @@ class KeyHistory:
                      for value in values]
         # For get: the value id read. For put_if_absent: 1 (True), 0 (False), -1 (unknown).
         self.results = [
-            _UNKNOWN if ret is None
+            _UNKNOWN if ret is None or (flag and answer is None)
             else ids.setdefault(answer, len(ids)) if answer.__class__ is bytes
             else ABSENT if kind == GET and answer is None
             else 1 if answer is True else 0
-            for kind, answer, ret in zip(kinds, answers, returns, strict=True)]
+            for kind, answer, ret, flag in zip(kinds, answers, returns, flags, strict=True)]
         self.calls = list(calls)
         self.rets = rets = [NEVER if ret is None else ret for ret in returns]
         self.n = n = len(rows)
         self.all = (1 << n) - 1
         self.indeterminate = [i for i, ret in enumerate(returns) if ret is None]
+        # Calls with an unknown result but a return (dw_testing.history.patch): they may be
+        # left out, but while pending they block calls invoked after their return.
+        self.bounded = [i for i, flag in enumerate(flags) if flag and returns[i] is not None]
         self.determinate = self.all
-        for i in self.indeterminate:
+        for i in self.indeterminate + self.bounded:
             self.determinate &= ~(1 << i)
         self.by_ret = sorted(range(n), key=rets.__getitem__)
         if self.indeterminate:
             del self.by_ret[n - len(self.indeterminate):]  # NEVER sorts last
+        self.twin = self._twins()
+
+    def _twins(self) -> list[int]:
+        """For each bounded call, the bounded call invoked last before it that does the same
+        to the state and ends at the same stamp (-1: none).
+
+        Such calls are interchangeable: swapping two of them in a legal order, the one
+        invoked first going first, keeps it legal. So the search tries them in order of
+        invocation, each only once the one before it is placed or left out. Writes of
+        values no get returned count as one kind: they tell apart only present from
+        absent (a put of such a value over a present one is never needed; see
+        :mod:`dw_testing.history.patch`).
+        """
+        twin = [-1] * self.n
+        if not self.bounded:
+            return twin
+        read = {self.results[i] for i in range(self.n)
+                if self.kinds[i] == GET and self.rets[i] != NEVER}
+        last: dict[tuple[int, int, int], int] = {}
+        for i in self.bounded:
+            kind, value = self.kinds[i], self.args[i]
+            effect = (DELETE, ABSENT) if kind == DELETE else (
+                (kind, value) if value in read else (PUT, -3))
+            group = (*effect, self.rets[i])
+            twin[i] = last.get(group, -1)
+            last[group] = i
+        return twin
 
     def mask(self, indices: Sequence[int] | set[int]) -> int:
         out = 0
@@ -164,10 +205,14 @@ class KeyHistory:
         done = bytearray(n)  # placed, or indeterminate (those are looked at apart)
         for i in self.indeterminate:
             done[i] = 1
+        for i in self.bounded:  # optional too: looked at apart, like raised calls
+            done[i] = 1
+        optional = sorted(self.indeterminate + self.bounded)
+        latest_call = -1  # a bounded call may not go after a call invoked after its return
         applied: set[int] = set()
         state = ABSENT
         low = rp = 0
-        remaining = len(by_ret)
+        remaining = len(by_ret) - len(self.bounded)
         looked = 0
         reads = [i for i in range(n) if kinds[i] == GET and not done[i]]
         next_read = 0
@@ -214,15 +259,18 @@ class KeyHistory:
                 state = after
                 done[chosen] = 1
                 remaining -= 1
+                latest_call = max(latest_call, calls[chosen])
                 continue
-            for j in self.indeterminate:
+            for j in optional:
                 if calls[j] > earliest:
                     meter.spend(looked)
                     return False
-                after = -2 if j in applied else step(j, state)
+                after = (-2 if j in applied or rets[j] < latest_call
+                         else step(j, state))
                 if after not in (-2, state) and self._unblocks(after, done, low, earliest):
                     applied.add(j)
                     state = after
+                    latest_call = max(latest_call, calls[j])
                     break
             else:
                 meter.spend(looked)
@@ -258,34 +306,47 @@ class KeyHistory:
             if witness is not None:
                 witness[:] = [starts[0]]
             return True
-        calls, rets, by_ret, n = self.calls, self.rets, self.by_ret, self.n
+        calls, rets, by_ret, n, twin = self.calls, self.rets, self.by_ret, self.n, self.twin
         indeterminate = [i for i in self.indeterminate if include >> i & 1]
+        ordinal = {i: k for k, i in enumerate(indeterminate)}
         step = self._step
-        start = self.all & ~include  # left-out calls count as done from the start
         # Membership tests run on byte arrays: shifting a mask of a thousand calls costs
-        # as much as copying it. ``done`` always matches the top frame's mask.
+        # as much as copying it. ``done`` always matches the top frame's placed set.
         done = bytearray(n)
         pending = bytearray(n)  # determinate and not done: what blocks and what may go
         optional = bytearray(n)
+        needed = bytearray(n)
+        readonly = bytearray(
+            kind == GET or (kind == CREATE and result == 0)
+            for kind, result in zip(self.kinds, self.results, strict=True))
+        left = 0
         for i in range(n):
-            if start >> i & 1:
+            if not include >> i & 1:
                 done[i] = 1
             elif rets[i] != NEVER:
                 pending[i] = 1
                 optional[i] = not required >> i & 1
-        seen: set[tuple[int, int]] = set()
+            if required >> i & 1:
+                needed[i] = 1
+                left += 1
 
-        def moves(low: int, rp: int) -> tuple[list[int], int, int]:
-            """(moves, low, rp): a move is ``2 * i`` (apply i) or ``2 * i + 1`` (skip i)."""
+        def moves(low: int, rp: int, state: int) -> tuple[list[int], int]:
+            """(moves, rp): a move is ``2 * i`` (apply i) or ``2 * i + 1`` (skip i).
+
+            A pending call that never changes the state (a get, a create told False) and
+            is legal now goes first, alone: placing it now, not later, keeps any legal
+            order legal (every call it must follow is placed already, and the calls it
+            passes see the same state).
+            """
             while rp < len(by_ret) and done[by_ret[rp]]:
                 rp += 1
             earliest = rets[by_ret[rp]] if rp < len(by_ret) else NEVER
-            while low < n and not (pending[low] and not done[low]):
-                low += 1
-            found = []
+            found: list[int] = []
             i = low
             while i < n and calls[i] <= earliest:
-                if pending[i] and not done[i]:
+                if not done[i] and pending[i] and (twin[i] < 0 or done[twin[i]]):
+                    if readonly[i] and step(i, state) == state:
+                        return [2 * i], rp
                     found.append(2 * i)
                     if optional[i]:
                         found.append(2 * i + 1)
@@ -295,18 +356,29 @@ class KeyHistory:
                     break
                 if not done[i]:
                     found.append(2 * i)
-            return found, low, rp
+            return found, rp
 
-        first, low0, rp0 = moves(0, 0)
-        furthest = rp0
         stack: list[_Frame] = []
         spent = 0
         pending_starts = list(starts)
+        furthest = 0
+        # The memo: a placed set is every pending call before ``low`` (the first pending
+        # call not placed), the raised calls placed (a mask over their ordinals) and the
+        # pending calls placed from ``low`` on, all invoked by the earliest pending return:
+        # (state, low, raised mask, those calls) names it exactly, for the cost of the
+        # calls in flight.
+        seen: set[tuple[int, int, int, tuple[int, ...]]] = set()
         while stack or pending_starts:
             if not stack:
-                stack.append(_Frame(start, pending_starts.pop(0), list(first), low0, rp0, -1))
+                begin = pending_starts.pop(0)
+                low0 = 0
+                while low0 < n and not (pending[low0] and not done[low0]):
+                    low0 += 1
+                first, rp0 = moves(low0, 0, begin)
+                furthest = max(furthest, rp0)
+                stack.append(_Frame(0, begin, first, low0, rp0, -1, left, ()))
             frame = stack[-1]
-            mask, state, options = frame.mask, frame.state, frame.options
+            raised, state, options = frame.mask, frame.state, frame.options
             descended = False
             while frame.position < len(options):
                 move = options[frame.position]
@@ -316,21 +388,35 @@ class KeyHistory:
                 after = state if move & 1 else step(i, state)
                 if after == -2:
                     continue
-                next_mask = mask | 1 << i
-                if next_mask & required == required:
+                remaining = frame.left - needed[i]
+                if remaining == 0:
                     meter.spend(spent)
                     if witness is not None:
                         taken = [f.taken for f in stack[1:]] + [move]
                         witness[:] = [stack[0].state, *(m >> 1 for m in taken if not m & 1)]
                     return True
-                memo = (next_mask, after)
-                if memo in seen:
-                    continue
-                seen.add(memo)
                 done[i] = 1
-                found, next_low, next_rp = moves(frame.low, frame.rp)
+                low = frame.low
+                if pending[i]:
+                    next_raised = raised
+                    placed = list(frame.placed)
+                    insort(placed, i)
+                    while low < n and not (pending[low] and not done[low]):
+                        low += 1
+                    if placed[0] < low:
+                        placed = [j for j in placed if j >= low]
+                else:
+                    next_raised = raised | 1 << ordinal[i]
+                    placed = frame.placed  # type: ignore[assignment]
+                key = (after, low, next_raised, tuple(placed))
+                if key in seen:
+                    done[i] = 0
+                    continue
+                seen.add(key)
+                found, next_rp = moves(low, frame.rp, after)
                 furthest = max(furthest, next_rp)
-                stack.append(_Frame(next_mask, after, found, next_low, next_rp, move))
+                stack.append(_Frame(next_raised, after, found, low, next_rp, move,
+                                    remaining, key[3]))
                 descended = True
                 break
             if spent >= 256:

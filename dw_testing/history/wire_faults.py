@@ -65,6 +65,9 @@ def judged(history: Iterable[Operation]) -> Iterator[Operation]:
     """The calls as the checker holds them: :func:`as_judged`, and a write that met a lost or
     cut reply once more per such kind it met (each retry may have applied again)."""
     for op in history:
+        if op.fault is None:  # most calls met no fault
+            yield op
+            continue
         held = as_judged(op)
         yield held
         if held is not op and op.op != "get" and op.fault is not None:

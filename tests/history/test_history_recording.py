@@ -4,15 +4,22 @@ the thread workload catching broken stores."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import random
+import tempfile
 import threading
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dw_testing.history.checker import check_history
 from dw_testing.history.events import Operation, dump_jsonl, load_jsonl, merge_histories
+from dw_testing.history.generate import simulated_history
 from dw_testing.history.recorder import HistoryLog, HistoryRecorder
 from dw_testing.history.workload import plan, run_threads
 from dw_testing.kit.faults import FaultyStore
@@ -119,6 +126,29 @@ def test_jsonl_round_trip_and_merge(tmp_path: Path) -> None:
     assert [op.process for op in merged] == ["a", "b", "b", "a", "c"]
     assert merged[1].result == b""
     assert merged[4].indeterminate
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32), st.floats(0.0, 0.3), st.booleans())
+def test_files_in_the_earlier_format_load_as_dumped_ones_do(
+        seed: int, raised: float, faults: bool) -> None:
+    """Earlier files were ``json.dumps(op.to_json())`` a line (no ``fault`` key when none);
+    they load to the calls a fresh ``dump_jsonl`` gives back."""
+    history = simulated_history(random.Random(seed), operations=40, keys=("a", "b"),
+                                indeterminate_rate=raised)
+    if faults:
+        history = [replace(op, fault="lost-reply") if n % 3 == 0 else op
+                   for n, op in enumerate(history)]
+    with tempfile.TemporaryDirectory() as folder:
+        old, new = Path(folder) / "old.jsonl", Path(folder) / "new.jsonl"
+        old.write_text("".join(json.dumps(op.to_json(), separators=(",", ":")) + "\n"
+                               for op in history), encoding="utf-8")
+        dump_jsonl(history, new)
+        expected = merge_histories(history)
+        assert load_jsonl(old) == expected
+        assert load_jsonl(new) == expected
+        assert [Operation.from_json(json.loads(line))
+                for line in new.read_text(encoding="utf-8").splitlines()] == history
 
 
 def test_a_damaged_jsonl_line_is_named(tmp_path: Path) -> None:

@@ -1,0 +1,156 @@
+"""Patch one key's calls with unknown results before the search: most of them vanish.
+
+A call that raised (``ret is None``) may take effect at any point after its invocation, or
+never; the search must try it everywhere, so a few dozen of them make a key's search explode.
+etcd's robustness checker patches such calls before it runs Porcupine; these are the rules
+for our one-key model (:mod:`dw_testing.history.search`), each keeping the verdict.
+
+The *effect* of a raised write ``u`` is the state it leaves: the value ``v`` of a put or a
+create, absence for a delete. Its *observers* are the determinate calls that tell that state
+apart, and the calls with unknown results that need it:
+
+* after a put or a create of ``v``: the gets that returned ``v``, the creates told False;
+* after a delete: the gets that returned nothing, the creates told True or not told.
+
+Take any legal order ``L`` in which ``u`` applied. The call after ``u`` in ``L`` (skipping
+calls that did not apply) is an observer, or a put or a delete, which overwrites the state
+without looking at it: nothing else is legal there (a get of another value, a create told
+True after a write, a create told False after a delete). If it is a put or a delete, ``L``
+without ``u`` is legal too. Hence:
+
+1. **Unobserved, dropped.** A raised write with no observer that may come after it (no
+   observer returned at or after its invocation) is left out.
+2. **Observed, bounded.** Otherwise ``u``, when it applies, comes right before one of its
+   observers ``c``, so before ``c`` returned: ``u`` gets the latest such return as its own,
+   and stays optional (it may still not have applied). An observer that may come after it
+   and never returned leaves ``u`` as it was.
+3. **Read, so applied.** A raised put or create of ``v`` that is the only write of ``v``
+   (copies of one call, as a retried write leaves under C-LOST-1, count as one), with ``v``
+   read by a get: that get needs ``u`` before it, so ``u`` applied and returned no later than
+   the first such get returned. One copy becomes a determinate call ending then (a create:
+   told True); the others follow rule 2.
+
+Rules are applied one after another, each to the history the previous ones left, so each
+keeps the verdict of the one before: writes first (their observers are all determinate),
+then deletes (a create patched by rules 2 and 3 may bound one). Raised gets change nothing
+and match nothing: they are dropped first.
+
+The soundness of every rule is checked against a brute-force reference (every order of
+every subset) on small random histories, violations included:
+``tests/history/test_history_patch.py``, which also shows that weakening any one rule
+breaks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from dw_testing.history.events import Operation
+
+_NEVER = float("inf")
+
+
+@dataclass(frozen=True)
+class PatchedKey:
+    """One key's calls after patching, and which of them may still be left out.
+
+    ``optional[n]`` is True for a call whose result is unknown but which was given a return
+    stamp (rule 2): it may apply, or not, but if it does it comes before calls invoked after
+    its ``ret``. Calls with ``ret is None`` are optional as always.
+    """
+
+    ops: list[Operation]
+    optional: list[bool]
+    changed: bool = True
+    """False when the key had no call with an unknown result: ``ops`` are the calls given."""
+
+
+def _latest(ends: dict[object, float], key: object, end: float) -> None:
+    if end > ends.get(key, -1):
+        ends[key] = end
+
+
+def _write_seen_until(value: bytes, read_end: dict[object, float],
+                      told_false_end: float) -> float:
+    """The latest return of an observer of a put or create of ``value`` (-1: none)."""
+    return max(read_end.get(value, -1), told_false_end)
+
+
+def _delete_seen_until(read_end: dict[object, float], absent_end: float) -> float:
+    """The latest return of an observer of a delete (-1: none)."""
+    return max(read_end.get(None, -1), absent_end)
+
+
+def _bounded(op: Operation, end: float) -> tuple[Operation, bool] | None:
+    """Rules 1 and 2: left out when no observer returned at or after its invocation, else
+    ending when the latest observer did, still optional."""
+    if end < op.call:
+        return None
+    return replace(op, ret=int(end)), True
+
+
+def _only_writer(writers: set[tuple[str, int, int | None]]) -> bool:
+    """Rule 3's condition: one raised call (or copies of it) writes the value."""
+    return len(writers) == 1
+
+
+def _applied_until(read: Operation) -> int:
+    """Rule 3's bound: the write came before the first get of its value returned."""
+    assert read.ret is not None
+    return read.ret
+
+
+def patch_key(ops: Sequence[Operation]) -> PatchedKey:
+    """The calls of one key with the rules above applied (``ops`` in any order)."""
+    if all(op.ret is not None for op in ops):
+        return PatchedKey(list(ops), [False] * len(ops), changed=False)
+    calls = [op for op in ops if not (op.ret is None and op.op == "get")]
+    # The latest return of each kind of observer, and the writers of each value.
+    read_end: dict[object, float] = {}  # value (or None) -> latest get returning it
+    first_read: dict[bytes, Operation] = {}  # value -> the get of it that returned first
+    told_false_end: float = -1
+    absent_end: float = -1  # creates told True, and creates bounded by rule 2 or 3
+    writers: dict[bytes, set[tuple[str, int, int | None]]] = {}
+    for op in calls:
+        if op.op in ("put", "put_if_absent") and op.value is not None:
+            writers.setdefault(op.value, set()).add((op.op, op.call, op.ret))
+        if op.ret is None:
+            continue
+        if op.op == "get":
+            _latest(read_end, op.result, op.ret)
+            if isinstance(op.result, bytes):
+                known = first_read.get(op.result)
+                if known is None or op.ret < (known.ret or 0):
+                    first_read[op.result] = op
+        elif op.op == "put_if_absent":
+            if op.result:
+                absent_end = max(absent_end, op.ret)
+            else:
+                told_false_end = max(told_false_end, op.ret)
+    patched: list[tuple[Operation, bool] | None] = [(op, False) for op in calls]
+    promoted: set[bytes] = set()
+    for n, op in enumerate(calls):
+        if op.ret is not None or op.op == "delete":
+            continue
+        value = op.value if op.value is not None else b""
+        read = first_read.get(value)
+        if (read is not None and value not in promoted and _only_writer(writers[value])
+                and (read.ret or 0) >= op.call):
+            promoted.add(value)  # rule 3
+            end = _applied_until(read)
+            patched[n] = (replace(op, ret=end,
+                                  result=True if op.op == "put_if_absent" else None), False)
+            if op.op == "put_if_absent":
+                absent_end = max(absent_end, end)
+            continue
+        patched[n] = bounded = _bounded(op, _write_seen_until(value, read_end, told_false_end))
+        if bounded is not None and op.op == "put_if_absent" and bounded[0].ret is not None:
+            absent_end = max(absent_end, bounded[0].ret)
+    # Every raised write is now dropped or bounded (its observers all returned), so every
+    # observer of a delete has a return.
+    for n, op in enumerate(calls):
+        if op.ret is None and op.op == "delete":
+            patched[n] = _bounded(op, _delete_seen_until(read_end, absent_end))
+    kept = [call for call in patched if call is not None]
+    return PatchedKey([op for op, _ in kept], [flag for _, flag in kept])
