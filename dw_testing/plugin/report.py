@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from dw_testing.plugin.judging import JudgeBook
 from dw_testing.plugin.session import DwSession
 from dw_testing.report import facts as run_facts
 from dw_testing.report.schema import REPORT_SCHEMA as REPORT_SCHEMA
@@ -51,6 +52,7 @@ class SummaryHooks:
                 stores=run.store_names(), profile=run.profile, seed=run.seed,
                 versions=run_facts.versions(),
                 replay=run_facts.replay_command(run.config.invocation_params.args, run.seed))
+            built.update(JudgeBook.of(run.config).report_sections())
             write(built, Path(path))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
+from dw_testing.judge.slot import TrialSlot
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin.catalogue.entries import StoreEntry
 from dw_testing.plugin.network import NetworkRouting
@@ -20,6 +21,8 @@ class EnteredStores:
         self._stack = contextlib.ExitStack()
         self._specs: dict[str, StoreSpec] = {}
         self._caps: dict[str, dict[str, bool]] = {}
+        # Every handle a test opens is recorded for the judge (dw_testing.judge).
+        self.trials = TrialSlot()
 
     def spec(self, entry: StoreEntry) -> StoreSpec:
         if entry.name not in self._specs:
@@ -38,7 +41,7 @@ class EnteredStores:
         # Handles of an async store (methods `async def`) are driven on a loop of their own.
         self._specs[entry.name] = replace(
             spec, name=entry.name, capabilities=merged,
-            factory=adapting(spec.factory, label=entry.name))
+            factory=self.trials.judged_factory(adapting(spec.factory, label=entry.name)))
         return self._specs[entry.name]
 
     def capabilities(self, entry: StoreEntry) -> dict[str, bool]:
