@@ -131,8 +131,10 @@ class Trial:
             undecided.append(result.detail)
         elif result.verdict == "violation":
             for keyed in _violations(ops, result, self.budget):
-                first = min((keyed.violation[i] for i in keyed.marked),
-                            key=lambda op: op.call, default=keyed.violation[0])
+                marked = [keyed.violation[i] for i in keyed.marked] or list(keyed.violation)
+                # A put or delete answers nothing: the wrong answer is a read's or a create's.
+                answers = [op for op in marked if op.op in ("get", "put_if_absent")]
+                first = min(answers or marked, key=lambda op: op.call)
                 wrongs.append((first.call, self._blame_call(first, ops),
                                keyed.describe()))
         held = list(judged(ops))
