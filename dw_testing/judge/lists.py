@@ -11,9 +11,9 @@ like.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from dw_testing.history import Operation
@@ -37,29 +37,65 @@ class ListWrong:
 
 @dataclass
 class _KeyLife:
-    """When a key's writes and deletes ran: (call, ret) pairs, ret ``NEVER`` if it raised."""
+    """When a key's writes and deletes ran: (call, ret) pairs, ret ``NEVER`` if it raised.
+
+    Both questions are monotone (a later-starting write is the likeliest to survive, a
+    later-ending one the likeliest to be in effect), so each is answered by bisecting
+    sorted calls with running maxima and minima, not by comparing every pair.
+    """
 
     writes: list[tuple[float, float, bool]]  # (call, ret, certain)
     deletes: list[tuple[float, float]]
+    _index: tuple[list[float], list[float], list[float], list[float], list[float],
+                  list[float], list[float]] | None = None
+
+    def _indexed(self) -> tuple[list[float], list[float], list[float], list[float],
+                                list[float], list[float], list[float]]:
+        if self._index is None:
+            certain = sorted((ret, call) for call, ret, sure in self.writes if sure)
+            c_rets = [ret for ret, _ in certain]
+            c_max_call = list(_running(max, (call for _, call in certain), -NEVER))
+            every = sorted((call, ret) for call, ret, _ in self.writes)
+            w_calls = [call for call, _ in every]
+            w_max_ret = list(_running(max, (ret for _, ret in every), -NEVER))
+            dels = sorted(self.deletes)
+            d_calls = [call for call, _ in dels]
+            d_max_ret = list(_running(max, (ret for _, ret in dels), -NEVER))
+            d_min_ret_after = list(reversed(list(_running(min, (ret for _, ret in
+                                                               reversed(dels)), NEVER))))
+            self._index = (c_rets, c_max_call, w_calls, w_max_ret, d_calls, d_max_ret,
+                           d_min_ret_after)
+        return self._index
 
     def present_throughout(self, start: float, end: float) -> bool:
         """A write completed before ``start`` and no delete could have run after it."""
-        for w_call, w_ret, certain in self.writes:
-            if not certain or w_ret >= start:
-                continue
-            if all(d_ret < w_call for d_call, d_ret in self.deletes if d_call < end):
-                return True
-        return False
+        c_rets, c_max_call, _, _, d_calls, d_max_ret, _ = self._indexed()
+        n = bisect_left(c_rets, start)
+        if n == 0:
+            return False
+        latest_call = c_max_call[n - 1]
+        m = bisect_left(d_calls, end)
+        return m == 0 or d_max_ret[m - 1] < latest_call
 
     def could_exist(self, start: float, end: float) -> bool:
         """Some write may have been in effect at a moment between ``start`` and ``end``."""
-        for w_call, w_ret, _ in self.writes:
-            if w_call >= end:
-                continue
-            if w_ret == NEVER or not any(w_ret < d_call and d_ret < start
-                                         for d_call, d_ret in self.deletes):
-                return True
-        return False
+        _, _, w_calls, w_max_ret, d_calls, _, d_min_ret_after = self._indexed()
+        n = bisect_left(w_calls, end)
+        if n == 0:
+            return False
+        latest_ret = w_max_ret[n - 1]
+        if latest_ret == NEVER:
+            return True
+        m = bisect_right(d_calls, latest_ret)
+        return m == len(d_calls) or d_min_ret_after[m] >= start
+
+
+def _running(pick: Callable[[float, float], float], values: Iterable[float],
+             first: float) -> Iterator[float]:
+    best = first
+    for value in values:
+        best = pick(best, value)
+        yield best
 
 
 def _lives(ops: Iterable[Operation]) -> dict[str, _KeyLife]:
