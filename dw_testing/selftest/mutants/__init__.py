@@ -47,6 +47,7 @@ from dw_testing.selftest.mutants.listing import (
 from dw_testing.selftest.mutants.processes import RacyBetweenProcesses, racy_between_processes
 from dw_testing.selftest.mutants.readwrite import (
     EmptyValueAsNone,
+    EvictsOldRecords,
     LosesWriteOnReopen,
     StaleCacheAfterCreate,
     TornPut,
@@ -75,6 +76,7 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("empty_value_as_none", EmptyValueAsNone, "Read and write", ("C-GET-1",)),
     ("truncates_large_values", TruncatesLargeValues, "Read and write", ("C-VAL-1",)),
     ("loses_write_on_reopen", LosesWriteOnReopen, "Read and write", ("C-HANDLE-3",)),
+    ("evicts_old_records", EvictsOldRecords, "Read and write", ("C-LAST-1",)),
     ("delete_blocks_recreate", DeleteBlocksRecreate, "Delete", ("C-CREATE-5",)),
     ("delete_missing_raises", DeleteMissingRaises, "Delete", ("C-DEL-1",)),
     ("name_prefix_list", NamePrefixList, "List", ("C-LIST-4",)),
