@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 from dw_testing.judge import Trial
 from reference_engine.stores.memory import MemoryStore

@@ -59,7 +59,8 @@ class Blame:
     symptom: str = ""
 
     def headline(self) -> str:
-        symptom = f" (seen as {self.symptom})" if self.symptom and self.symptom != self.clause else ""
+        shows = self.symptom and self.symptom != self.clause
+        symptom = f" (seen as {self.symptom})" if shows else ""
         return (f"store {self.store} broke {self.clause}{symptom}: on handle {self.handle}, "
                 f"{self.call}; the contract's model allowed {self.allowed}. Fix: {self.fix}")
 

@@ -95,7 +95,8 @@ class LastingRecords:
             if got == value:
                 continue
             what = ("no record (None)" if got is None
-                    else digest(bytes(got)) if isinstance(got, bytes | bytearray) else repr(type(got)))
+                    else digest(bytes(got)) if isinstance(got, bytes | bytearray)
+                    else repr(type(got)))
             found.append(f"get('{label}') on {kind} answered {what} at the session's end; "
                          f"written {digest(value)} at its start and never deleted")
         return found

@@ -164,10 +164,10 @@ class Trial:
                 if not any(o.value == op.result for o in mine if o.value is not None):
                     elsewhere = [o.key for o in others if o.value == op.result]
                     if elsewhere:
-                        cause = key_cause(key, elsewhere) or ("C-KEY-2", elsewhere[0])
-                        return self._made(cause[0], op.process,
+                        clause, twin = key_cause(key, elsewhere) or ("C-KEY-2", elsewhere[0])
+                        return self._made(clause, op.process,
                                           f"{call}, the record written under "
-                                          f"{self._rel(cause[1])!r}", shown, "C-GET-1")
+                                          f"{self._rel(twin)!r}", shown, "C-GET-1")
                     wanted = [v for v in allowed if v is not None] or [
                         o.value for o in mine if o.value is not None]
                     detail = f" ({first_difference(op.result, wanted[0])})" if wanted else ""
@@ -227,7 +227,8 @@ class Trial:
             touched = next((m for m in wrong.missing
                             for d in deletes if d != m and (m.startswith(d) or d.startswith(m))),
                            None)
-            missing = f"{head}, missing {len(wrong.missing)} of them, first {rel(wrong.missing[0])!r}"
+            missing = (f"{head}, missing {len(wrong.missing)} of them, first "
+                       f"{rel(wrong.missing[0])!r}")
             if touched is not None:
                 return self._made("C-DEL-1", call.handle, missing + " (a delete of another "
                                   "key reached it)", expect, wrong.clause)
@@ -237,9 +238,9 @@ class Trial:
             deleted = {o.key for o in held if o.op == "delete" and o.ret is not None
                        and o.ret < call.call}
             gone = all(e in deleted for e in wrong.extra)
+            which = "was deleted before the list began" if gone else "did not exist then"
             return self._made("C-DEL-1" if gone else wrong.clause, call.handle,
-                              f"{head}, among them {rel(wrong.extra[0])!r}, which "
-                              f"{'was deleted before the list began' if gone else 'did not exist then'}",
+                              f"{head}, among them {rel(wrong.extra[0])!r}, which {which}",
                               "only keys that existed while it ran", wrong.clause)
         if wrong.duplicated:
             return self._made("C-LIST-3", call.handle,
@@ -277,7 +278,7 @@ def _allowed(op: Operation, mine: Sequence[Operation]) -> list[bytes | None]:
     def superseded(o: Operation) -> bool:
         return o.ret is not None and any(
             p is not o and p.ret is not None and o.ret < p.call and p.ret < op.call
-            and not (p.op == "put_if_absent") for p in effects)
+            and p.op != "put_if_absent" for p in effects)
 
     allowed: list[bytes | None] = [None if o.op == "delete" else o.value
                                    for o in effects if not superseded(o)]

@@ -8,6 +8,7 @@ turns the judge off (the self-test's "judge" column compares the two).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Generator, Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ from dw_testing.judge.trial import JudgeFailure, Judgement, Trial
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin.catalogue.builtin import aliases
 from dw_testing.plugin.session import STORE_FIXTURE, DwSession, dw_session
+from reference_engine.stores.registry import open_store
 
 TRIAL = pytest.StashKey[Trial]()
 JUDGEMENT = pytest.StashKey[Judgement]()
@@ -163,12 +165,8 @@ class JudgeBook:
         run = self.session
         for name, spec in sorted(run.stores.entered().items()):
             caps = run.stores.capabilities(run.entry(name)) if name in self.lasting.keepers else {}
-            uri_open = None
-            if spec.uri and caps.get("cross_process", False):
-                from reference_engine.stores.registry import open_store
-
-                uri = spec.uri
-                uri_open = lambda: open_store(uri)  # noqa: E731
+            uri_open = (functools.partial(open_store, spec.uri)
+                        if spec.uri and caps.get("cross_process", False) else None)
             problems = self.lasting.finish(name, spec.factory, uri_open)
             if problems:
                 self.lasting_problems[name] = problems
