@@ -80,8 +80,9 @@ class Trial:
     def verdict(self, fault_events: Sequence[StampedFault] = ()) -> Judgement:
         self.log.seal()
         calls = self.log.calls
-        if self.open_reason:
-            return Judgement("not-judged", calls, detail=self.open_reason)
+        if self.open_reason or self.log.unrecorded:
+            return Judgement("not-judged", calls,
+                             detail=self.open_reason or self.log.unrecorded)
         ops = [op for op in self.log.ops if op.key.startswith(self.namespace)]
         if fault_events:
             ops = attribute_faults(ops, fault_events)

@@ -196,3 +196,15 @@ def test_calls_outside_the_test_namespace_are_not_judged() -> None:
     store = trial.wrap(MemoryStore())
     store.log.add(_list(store, "", ("someone-else/k",)))
     assert trial.verdict().verdict == "ok"
+
+
+def test_calls_beyond_the_contract_leave_the_history_unjudged() -> None:
+    class WithExtras(MemoryStore):
+        def bulk_put(self, key: str, data: bytes) -> None:
+            self.put(key, data)
+
+    trial = _trial()
+    store = trial.wrap(WithExtras())
+    store.bulk_put(NS + "k", b"written around the record")  # a method beyond the contract
+    assert store.get(NS + "k") == b"written around the record"
+    assert trial.verdict().verdict == "not-judged"
