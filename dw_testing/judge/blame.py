@@ -61,7 +61,7 @@ class Blame:
     def headline(self) -> str:
         shows = self.symptom and self.symptom != self.clause
         symptom = f" (seen as {self.symptom})" if shows else ""
-        return (f"store {self.store} broke {self.clause}{symptom}: on handle {self.handle}, "
+        return (f"store {self.store} broke {clause_id(self.clause)}{symptom}: on handle {self.handle}, "
                 f"{self.call}; the contract's model allowed {self.allowed}. Fix: {self.fix}")
 
     def to_json(self) -> dict[str, Any]:
