@@ -61,8 +61,9 @@ class Blame:
     def headline(self) -> str:
         shows = self.symptom and self.symptom != self.clause
         symptom = f" (seen as {self.symptom})" if shows else ""
-        return (f"store {self.store} broke {clause_id(self.clause)}{symptom}: on handle {self.handle}, "
-                f"{self.call}; the contract's model allowed {self.allowed}. Fix: {self.fix}")
+        return (f"store {self.store} broke {clause_id(self.clause)}{symptom}: on handle "
+                f"{self.handle}, {self.call}; the contract's model allowed {self.allowed}. "
+                f"Fix: {self.fix}")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dw_testing.judge.blame import Blame
+from dw_testing.judge.blame import Blame, clause_id
 from dw_testing.judge.diagnosis import HEADING, TestOutcome, diagnosis
 from dw_testing.judge.lasting import LastingRecords
 from dw_testing.judge.trial import JudgeFailure, Judgement, Trial
@@ -188,7 +188,11 @@ class JudgeBook:
 
     def report_sections(self) -> dict[str, Any]:
         """The report's ``diagnosis``: its lines, and the judge's count of calls."""
-        return {"diagnosis": {"lines": self.lines(), "calls_judged": self.calls}}
+        judged = {nodeid: {"clause": clause_id(o.blame.clause), "judged_only": o.judged_only}
+                  for nodeid, o in sorted(self.outcomes.items())
+                  if o.outcome == "FAIL" and o.blame is not None}
+        return {"diagnosis": {"lines": self.lines(), "calls_judged": self.calls,
+                              "judged": judged}}
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
