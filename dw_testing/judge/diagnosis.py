@@ -31,6 +31,7 @@ class TestOutcome:
     reason: str = ""
     judged_only: bool = False
     """The test's own assertions passed: only the judge failed it."""
+    capability: str = ""
 
 
 def diagnosis(outcomes: Iterable[TestOutcome],

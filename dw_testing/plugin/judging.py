@@ -110,9 +110,15 @@ def pytest_runtest_makereport(item: pytest.Item,
     report = yield
     judgement = item.stash.get(JUDGEMENT, None)
     if call.when == "call" and judgement is not None:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        failed_alone = isinstance(call.excinfo.value if call.excinfo else None, JudgeFailure)
+        if report.failed and judgement.blame is not None and crash is not None \
+                and not failed_alone:
+            # The short summary's line names the cause before the symptom it led to.
+            crash.message = (f"[{clause_id(judgement.blame.clause)} judged: "
+                             f"{judgement.blame.call}] {crash.message}")
         row = judgement.to_json()
-        row["judged_only"] = bool(call.excinfo is not None
-                                  and isinstance(call.excinfo.value, JudgeFailure))
+        row["judged_only"] = failed_alone
         report.user_properties.append((PROPERTY, row))
     return report
 
@@ -158,7 +164,8 @@ class JudgeBook:
         self.outcomes[report.nodeid] = TestOutcome(
             report.nodeid, str(store), outcome,
             engine=props.get("dw_capability") == "engine", blame=blame,
-            reason=reason or (known.reason if known else ""), judged_only=judged_only)
+            reason=reason or (known.reason if known else ""), judged_only=judged_only,
+            capability=str(props.get("dw_capability", "contract")))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -182,6 +189,12 @@ class JudgeBook:
         output = getattr(node, "workeroutput", {}) or {}
         for store, problems in (output.get("dw_lasting") or {}).items():
             self.lasting_problems.setdefault(store, []).extend(problems)
+
+    def clauses_failed(self, store: str, capability: str) -> list[str]:
+        """The clauses the judge blamed on the failed tests of one capability row."""
+        return sorted({clause_id(o.blame.clause) for o in self.outcomes.values()
+                       if o.store == store and o.capability == capability
+                       and o.outcome == "FAIL" and o.blame is not None})
 
     def lines(self) -> list[str]:
         return diagnosis(self.outcomes.values(), self.lasting_problems)

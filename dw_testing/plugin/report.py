@@ -68,7 +68,10 @@ class SummaryHooks:
             line(session.replay_hint())
         for store in session.store_names():
             cells = matrix(r for r in results if r.store == store)
-            summary = ", ".join(f"{name} {cell['outcome']}" for name, cell in cells.items())
+            book = JudgeBook.of(session.config)
+            summary = ", ".join(f"{name} {cell['outcome']}" + "".join(
+                f" ({', '.join(clauses)})" for clauses in [book.clauses_failed(store, name)]
+                if clauses) for name, cell in cells.items())
             line(f"{store}: {summary}")
         for store, count in leftovers.items():
             what = "could not be checked" if count < 0 else f"left {count} dwc- key(s)"
