@@ -21,6 +21,7 @@ from dw_testing.judge.trial import JudgeFailure, Judgement, Trial
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin.catalogue.builtin import aliases
 from dw_testing.plugin.session import STORE_FIXTURE, DwSession, dw_session
+from dw_testing.report import facts as run_facts
 from reference_engine.stores.registry import open_store
 
 TRIAL = pytest.StashKey[Trial]()
@@ -76,17 +77,42 @@ def _dw_judge(request: pytest.FixtureRequest) -> Iterator[None]:
         trial.log.seal()
 
 
+# The clauses of the store-level test running now, for its failed comparisons.
+_RUNNING_CLAUSES: list[str] = []
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object,
+                              right: object) -> list[str] | None:
+    """A store-level test's failed comparison says what came back, what was expected and
+    which clause, even where the test's ``assert`` has no message of its own."""
+    if not _RUNNING_CLAUSES or op != "==":
+        return None
+    clauses = ", ".join(_RUNNING_CLAUSES)
+    return [f"{_short(left)} == {_short(right)}",
+            f"the store answered {_short(left, 200)}; expected {_short(right, 200)} "
+            f"(clause {clauses}, docs/contract.md)"]
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     trial = item.stash.get(TRIAL, None)
+    store_level = item.get_closest_marker("dw_store_contract") is not None
+    _RUNNING_CLAUSES[:] = run_facts.clauses_of(item) if store_level and trial else []
     try:
         outcome = yield
     except BaseException as failure:
+        _RUNNING_CLAUSES.clear()
         if trial is not None and isinstance(failure, Exception):
             judgement = _verdict(item, trial)
             if judgement.blame is not None:
                 failure.add_note(judgement.message())
         raise
+    _RUNNING_CLAUSES.clear()
     if trial is not None:
         judgement = _verdict(item, trial)
         if judgement.wrong:
