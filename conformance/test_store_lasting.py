@@ -24,6 +24,7 @@ LATER_WRITES = 200
 
 
 @pytest.mark.dw_clause("C-LAST-1")
+@pytest.mark.dw_requires("cross_handle")
 def test_records_written_when_the_session_began_are_still_there(
     request: pytest.FixtureRequest, dw_spec: StoreSpec, dw_raw_store: Any, dw_store: Any,
 ) -> None:
@@ -37,6 +38,13 @@ def test_records_written_when_the_session_began_are_still_there(
         if got != value:
             shown = "no record (None)" if got is None else digest(bytes(got))
             problems.append(f"get({label!r}) answered {shown}, expected {digest(value)}")
+    keeper = lasting.keepers.get(dw_spec.name)
+    writer_sees = keeper is not None and all(
+        keeper.get(lasting.key(label)) == value for label, value in LASTING_VALUES)
+    assert not problems or not writer_sees, (
+        f"C-HANDLE-1: records written when the session began read back right on the handle "
+        f"that wrote them, wrong on a new one: {'; '.join(problems)}. Drop per-handle caches "
+        "so every handle reads the backend")
     assert not problems, (
         f"C-LAST-1: records written when the session began, never deleted, read back wrong "
         f"on a new handle: {'; '.join(problems)}. Keep records until they are deleted: no "

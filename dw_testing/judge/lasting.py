@@ -57,15 +57,18 @@ class LastingRecords:
         self.keepers[store] = handle
 
     def finish(self, store: str, factory: Callable[[], Any],
-               open_uri: Callable[[], Any] | None) -> list[str]:
-        """Read every record on every handle kind, then delete them; the problems found."""
+               open_uri: Callable[[], Any] | None, *, shared: bool = True) -> list[str]:
+        """Read every record on every handle kind, then delete them; the problems found.
+        Without ``shared`` (a store declaring ``cross_handle = false``) only the handle that
+        wrote them is asked."""
         keeper = self.keepers.pop(store, None)
         if keeper is None:
             return self.problems.get(store, [])
         kinds: list[tuple[str, Callable[[], Any]]] = [("the handle that wrote them",
-                                                      lambda: keeper),
-                                                     ("a new factory handle", factory)]
-        if open_uri is not None:
+                                                      lambda: keeper)]
+        if shared:
+            kinds.append(("a new factory handle", factory))
+        if open_uri is not None and shared:
             kinds.append(("a handle open_store(uri) opened", open_uri))
         found: list[str] = []
         for kind, opener in kinds:

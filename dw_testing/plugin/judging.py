@@ -200,7 +200,8 @@ class JudgeBook:
             caps = run.stores.capabilities(run.entry(name)) if name in self.lasting.keepers else {}
             uri_open = (functools.partial(open_store, spec.uri)
                         if spec.uri and caps.get("cross_process", False) else None)
-            problems = self.lasting.finish(name, spec.factory, uri_open)
+            problems = self.lasting.finish(name, spec.factory, uri_open,
+                                           shared=caps.get("cross_handle", True))
             if problems:
                 self.lasting_problems[name] = problems
         if run.is_worker:
