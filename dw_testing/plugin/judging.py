@@ -32,12 +32,6 @@ UNRECORDED_WRITERS = ("dw_child_target",)
 CREATE_CLAUSES = frozenset({"C-CREATE-1", "C-CREATE-2", "C-CREATE-3"})
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("dw-testing").addoption(
-        "--dw-judge", choices=("on", "off"), default="on", dest="dw_judge",
-        help="check every test's whole store history against the contract's model (default on)")
-
-
 def judging(config: pytest.Config) -> bool:
     return bool(dw_session(config).active) and config.option.dw_judge == "on"
 
