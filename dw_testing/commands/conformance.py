@@ -132,6 +132,9 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
                       "output above[/]")
     else:
         console.print(capability_table(report))
+        # The judge's diagnosis first: causes before the failures they explain.
+        for line in (report.get("diagnosis") or {}).get("lines", []):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         failing = [t for t in report["tests"] if t["outcome"] in ("FAIL", "UNKNOWN")]
         for test in failing:
             console.print(f"{test['outcome']} {test['nodeid']}: {test['reason']}"

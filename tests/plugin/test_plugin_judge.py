@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from dw_testing.report.html_page import html_path
+
 UNASSERTED = """
 def test_reads_without_looking(dw_store):
     dw_store.put("Run", b"first")
@@ -66,5 +68,8 @@ def test_a_correct_store_passes_with_the_judge_on(pytester: pytest.Pytester) -> 
 def test_the_diagnosis_is_the_same_whatever_the_workers(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_unasserted=UNASSERTED)
     alone = _diagnosis(pytester, "-p", "no:xdist")
+    page = html_path(pytester.path / "report.json").read_text(encoding="utf-8")
     spread = _diagnosis(pytester, "-n", "2")
     assert alone and alone == spread, (alone, spread)
+    assert '<section id="diagnosis"><h2>What is wrong with this store</h2>' in page
+    assert "C-KEY-2, cause of 1 failure" in page
