@@ -52,6 +52,7 @@ from dw_testing.selftest.mutants.readwrite import (
     LosesWriteOnReopen,
     StaleCacheAfterCreate,
     TornPut,
+    TrimsLineEnds,
     TruncatesLargeValues,
     UnsharedHandles,
 )
@@ -78,6 +79,7 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("truncates_large_values", TruncatesLargeValues, "Read and write", ("C-VAL-1",)),
     ("loses_write_on_reopen", LosesWriteOnReopen, "Read and write", ("C-HANDLE-3",)),
     ("evicts_old_records", EvictsOldRecords, "Read and write", ("C-LAST-1",)),
+    ("trims_line_ends", TrimsLineEnds, "Read and write", ("C-VAL-1",)),
     ("delete_blocks_recreate", DeleteBlocksRecreate, "Delete", ("C-CREATE-5",)),
     ("delete_missing_raises", DeleteMissingRaises, "Delete", ("C-DEL-1",)),
     ("name_prefix_list", NamePrefixList, "List", ("C-LIST-4",)),

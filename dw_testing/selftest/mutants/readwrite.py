@@ -146,3 +146,15 @@ class EvictsOldRecords(CorrectStore):
         records[written] = records.pop(written)
         while len(records) > self.CAPACITY:
             del records[next(iter(records))]
+
+
+class TrimsLineEnds(CorrectStore):
+    """Values are stored as text lines: a trailing CR or LF is dropped, as a backend that
+    reads values back line by line does. Only a value whose last byte is a line end shows it
+    (C-VAL-1)."""
+
+    def put(self, key: str, data: bytes) -> None:
+        super().put(key, bytes(data).rstrip(b"\r\n"))
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        return super().put_if_absent(key, bytes(data).rstrip(b"\r\n"))
