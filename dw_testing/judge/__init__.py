@@ -2,8 +2,9 @@
 against the contract's model when the test ends.
 
 Rooms: :mod:`.recording` (the handle wrapper and the test's log), :mod:`.lists` (what the
-contract allows of a list that is not a snapshot), :mod:`.blame` (the clause of the cause and
-its fix), :mod:`.trial` (one test's verdict), :mod:`.diagnosis` (one text for a red run) and
+contract allows of a list that is not a snapshot), :mod:`.blame` and :mod:`.causes` (the
+clause of the cause and its fix), :mod:`.trial` (one test's verdict), :mod:`.slot` (the trial
+the store's factory hands its handles to), :mod:`.diagnosis` (one text for a red run) and
 :mod:`.lasting` (records last until deleted, checked across the session).
 """
 
