@@ -50,6 +50,17 @@ class Causes:
                         o.value for o in mine if o.value is not None]
                     detail = f" ({first_difference(op.result, wanted[0])})" if wanted else ""
                     return self._made("C-VAL-1", op.process, call + detail, shown, "C-GET-1")
+                creates = [w for w in mine if w.op == "put_if_absent" and w.value == op.result]
+                if any(w.result is False for w in creates) and not any(
+                        w.value == op.result for w in mine if w.op == "put"):
+                    return self._made("C-CREATE-1", op.process,
+                                      f"{call}, the bytes of a create that answered False "
+                                      "(a False create must leave the record as it was)",
+                                      shown, "C-GET-1")
+                if any(_created_over_a_record(w, mine) for w in creates):
+                    return self._made("C-CREATE-1", op.process,
+                                      f"{call}, the record of a create that answered True "
+                                      "over an existing record", shown, "C-GET-1")
                 newer = [o for o in mine if o.op != "get" and o.ret is not None
                          and o.ret < op.call and o.process != op.process]
                 return self._made("C-HANDLE-1" if newer else "C-PUT-1", op.process,
@@ -154,3 +165,18 @@ def _answer(op: Operation) -> str:
     if op.op == "get":
         return _show(op.result if isinstance(op.result, bytes) else None)
     return repr(op.result)
+
+
+def _created_over_a_record(create: Operation, mine: Sequence[Operation]) -> bool:
+    """A create answered True although a write had completed before it and no delete since."""
+    if create.result is not True:
+        return False
+    for write in mine:
+        if (write is create or write.op not in ("put", "put_if_absent") or write.ret is None
+                or write.result is False or write.ret >= create.call):
+            continue
+        deleted = any(d.op == "delete" and d.call < create.call and (d.ret is None
+                      or d.ret > write.call) for d in mine)
+        if not deleted:
+            return True
+    return False

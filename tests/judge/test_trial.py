@@ -208,3 +208,17 @@ def test_calls_beyond_the_contract_leave_the_history_unjudged() -> None:
     store.bulk_put(NS + "k", b"written around the record")  # a method beyond the contract
     assert store.get(NS + "k") == b"written around the record"
     assert trial.verdict().verdict == "not-judged"
+
+
+def test_a_create_that_overwrote_a_record_is_blamed_on_the_create() -> None:
+    from dw_testing.selftest.mutants import PROVIDERS
+
+    with PROVIDERS["overwriting_create"]() as spec:
+        trial = _trial()
+        store = trial.wrap(spec.factory())
+        store.put(NS + "c", b"first")
+        store.put_if_absent(NS + "c", b"second")
+        store.get(NS + "c")
+        judgement = trial.verdict()
+    assert judgement.blame is not None and judgement.blame.clause == "C-CREATE-1", (
+        judgement.message())
