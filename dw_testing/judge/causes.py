@@ -26,6 +26,12 @@ class Causes:
     def rel(self, key: str) -> str:
         return key.removeprefix(self.namespace)
 
+    def key_cause(self, got: str, candidates: Sequence[str]) -> tuple[str, str] | None:
+        """:func:`key_cause` on the keys as the test wrote them (the namespace would make
+        every two keys of the test look alike)."""
+        found = key_cause(self.rel(got), [self.rel(k) for k in candidates])
+        return None if found is None else (found[0], self.namespace + found[1])
+
     def _made(self, clause: str, handle: str, call: str, allowed: str,
               symptom: str = "") -> Blame:
         return Blame(self.store, handle, call, allowed, clause, fix_for(clause), symptom)
@@ -42,7 +48,7 @@ class Causes:
                 if not any(o.value == op.result for o in mine if o.value is not None):
                     elsewhere = [o.key for o in others if o.value == op.result]
                     if elsewhere:
-                        clause, twin = key_cause(key, elsewhere) or ("C-KEY-2", elsewhere[0])
+                        clause, twin = self.key_cause(key, elsewhere) or ("C-KEY-2", elsewhere[0])
                         return self._made(clause, op.process,
                                           f"{call}, the record written under "
                                           f"{self.rel(twin)!r}", shown, "C-GET-1")
@@ -71,7 +77,7 @@ class Causes:
             if op.result is False:
                 live = [o.key for o in others if o.op in ("put", "put_if_absent")
                         and o.result is not False]
-                cause = key_cause(key, live)
+                cause = self.key_cause(key, live)
                 if cause is not None:
                     return self._made(cause[0], op.process,
                                       f"{call}, as if {self.rel(cause[1])!r} were the same key",
@@ -90,7 +96,7 @@ class Causes:
     def _gone_cause(self, op: Operation, mine: Sequence[Operation],
                     others: Sequence[Operation]) -> str:
         deletes = [o.key for o in others if o.op == "delete"]
-        cause = key_cause(op.key, deletes)
+        cause = self.key_cause(op.key, deletes)
         if cause is not None and cause[0] == "C-KEY-2":
             return "C-KEY-2"
         if deletes:
@@ -105,7 +111,8 @@ class Causes:
         head = f"list({rel(call.prefix)!r}) returned {len(call.keys)} keys"
         written = sorted({o.key for o in held if o.op != "get"})
         for extra in wrong.extra:
-            cause = key_cause(extra, wrong.missing or written)
+            cause = (self.key_cause(extra, wrong.missing or written)
+                     or _same_shape(extra, wrong.missing))
             if cause is not None:
                 return self._made(cause[0], call.handle,
                                   f"{head}, among them {rel(extra)!r} for the key "
@@ -180,3 +187,10 @@ def _created_over_a_record(create: Operation, mine: Sequence[Operation]) -> bool
         if not deleted:
             return True
     return False
+
+
+def _same_shape(extra: str, missing: Sequence[str]) -> tuple[str, str] | None:
+    """A listed key that never existed, beside a missing key of as many segments: the store
+    gave the written key back with other code points (C-KEY-2)."""
+    depth = extra.count("/")
+    return next((("C-KEY-2", m) for m in missing if m.count("/") == depth), None)
