@@ -112,10 +112,13 @@ def fewer_segments(got: str, written: str) -> bool:
     return len(parts) < len(whole) and all(p in whole for p in parts)
 
 
-def key_cause(got: str, candidates: Iterable[str]) -> tuple[str, str] | None:
-    """The clause and the written key ``got`` stands for, when ``got`` is a rewritten key."""
+def key_cause(got: str, candidates: Iterable[str], *,
+              listed: bool = False) -> tuple[str, str] | None:
+    """The clause and the written key ``got`` stands for, when ``got`` is a rewritten key.
+    A ``listed`` key may also come back with fewer segments than the key written."""
+    candidates = list(candidates)
     for key in candidates:
-        if twins(got, key) or fewer_segments(got, key):
+        if twins(got, key) or (listed and fewer_segments(got, key)):
             return "C-KEY-2", key
     for key in candidates:
         if nested(got, key):

@@ -26,10 +26,11 @@ class Causes:
     def rel(self, key: str) -> str:
         return key.removeprefix(self.namespace)
 
-    def key_cause(self, got: str, candidates: Sequence[str]) -> tuple[str, str] | None:
+    def key_cause(self, got: str, candidates: Sequence[str], *,
+                  listed: bool = False) -> tuple[str, str] | None:
         """:func:`key_cause` on the keys as the test wrote them (the namespace would make
         every two keys of the test look alike)."""
-        found = key_cause(self.rel(got), [self.rel(k) for k in candidates])
+        found = key_cause(self.rel(got), [self.rel(k) for k in candidates], listed=listed)
         return None if found is None else (found[0], self.namespace + found[1])
 
     def _made(self, clause: str, handle: str, call: str, allowed: str,
@@ -111,7 +112,7 @@ class Causes:
         head = f"list({rel(call.prefix)!r}) returned {len(call.keys)} keys"
         written = sorted({o.key for o in held if o.op != "get"})
         for extra in wrong.extra:
-            cause = (self.key_cause(extra, wrong.missing or written)
+            cause = (self.key_cause(extra, wrong.missing or written, listed=True)
                      or _same_shape(extra, wrong.missing))
             if cause is not None:
                 return self._made(cause[0], call.handle,
