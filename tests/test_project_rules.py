@@ -54,9 +54,11 @@ ROOMS_ALLOWED = {
     "kit": set(),
     "history": {"kit"},
     "models": {"kit", "history"},
+    # The judge records handles (kit) and checks their histories (history).
+    "judge": {"kit", "history"},
     "report": {"kit", "history"},
     "emulators": {"kit", "plugin"},
-    "plugin": {"kit", "history", "models", "report"},
+    "plugin": {"kit", "history", "models", "report", "judge"},
     # emulators: the network-only mutants run the real S3 client on a moto server.
     "selftest": {"kit", "plugin", "report", "emulators"},
     "commands": {"kit", "plugin", "report", "selftest"},

@@ -169,6 +169,9 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
             console.print(f"ERROR: {message}", style="bold red", markup=False,
                           highlight=False, soft_wrap=True)
         console.print(capability_table(report))
+        # The judge's diagnosis first: causes before the failures they explain.
+        for line in (report.get("diagnosis") or {}).get("lines", []):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         for block in failure_blocks(report, exec_store_names(stores)):
             console.print(block.text(), markup=False, highlight=False, soft_wrap=True)
         if report_path:

@@ -20,7 +20,7 @@ import os
 import pytest
 
 from dw_testing.kit.procs import DwChildTarget
-from dw_testing.plugin import hookspecs
+from dw_testing.plugin import hookspecs, judging
 from dw_testing.plugin.capabilities import conformance_test
 from dw_testing.plugin.catalogue.entries import CatalogueError
 from dw_testing.plugin.catalogue.resolution import describe_known
@@ -34,7 +34,8 @@ from dw_testing.plugin.session import PLUGIN_NAME, DwSession
 __all__ = ["DwChildTarget", "conformance_test"]
 
 # Registered with this module, as pytest registers any plugin's ``pytest_plugins``.
-pytest_plugins = ["dw_testing.plugin.fixtures", "dw_testing.plugin.engine_fixtures"]
+pytest_plugins = ["dw_testing.plugin.fixtures", "dw_testing.plugin.engine_fixtures",
+                  "dw_testing.plugin.judging"]
 
 
 # The self-test's engine variants are chosen by this variable and served by this plugin.
@@ -96,6 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
     plugins.register(CollectionHooks(session), f"{PLUGIN_NAME}-collection")
     plugins.register(OutcomeHooks(session), f"{PLUGIN_NAME}-outcomes")
     plugins.register(SummaryHooks(session), f"{PLUGIN_NAME}-summary")
+    judging.register(config, session)
     if not session.is_worker and plugins.hasplugin("xdist"):
         plugins.register(XdistHooks(session), f"{PLUGIN_NAME}-xdist")
     if session.active:

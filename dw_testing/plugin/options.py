@@ -49,3 +49,6 @@ def add_options(parser: pytest.Parser) -> None:
                     "(UNKNOWN); it is reported as skipped")
     group.addoption("--dw-suite-only", action="store_true", dest="dw_suite_only",
                     help="collect only the conformance suite, not the run's own test paths")
+    group.addoption("--dw-judge", choices=("on", "off"), default="on", dest="dw_judge",
+                    help="record every store call of each test and check its whole history "
+                    "against the contract's model when the test ends (default: on)")

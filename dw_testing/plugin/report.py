@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from dw_testing.plugin.failure_blocks import exec_store_names, failure_blocks
+from dw_testing.plugin.judging import JudgeBook
 from dw_testing.plugin.session import DwSession
 from dw_testing.report import facts as run_facts
 from dw_testing.report.schema import REPORT_SCHEMA as REPORT_SCHEMA
@@ -54,6 +55,7 @@ class SummaryHooks:
                 stores=run.store_names(), profile=run.profile, seed=run.seed,
                 versions=run_facts.versions(),
                 replay=run_facts.replay_command(run.config.invocation_params.args, run.seed))
+            built.update(JudgeBook.of(run.config).report_sections())
             write(built, Path(path))
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -90,7 +92,10 @@ class SummaryHooks:
             line(session.replay_hint())
         for store in session.store_names():
             cells = matrix(r for r in results if r.store == store)
-            summary = ", ".join(f"{name} {cell['outcome']}" for name, cell in cells.items())
+            book = JudgeBook.of(session.config)
+            summary = ", ".join(f"{name} {cell['outcome']}" + "".join(
+                f" ({', '.join(clauses)})" for clauses in [book.clauses_failed(store, name)]
+                if clauses) for name, cell in cells.items())
             line(f"{store}: {summary}")
         for store, count in leftovers.items():
             what = "could not be checked" if count < 0 else f"left {count} dwc- key(s)"

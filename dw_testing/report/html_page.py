@@ -78,6 +78,7 @@ def render_html(report: Mapping[str, Any]) -> str:
     return _page(f"dw-testing conformance report: {stores}", "Conformance report",
                  [_verdict(report["tests"])], [
                      _run_section(report),
+                     _diagnosis_section(report.get("diagnosis")),
                      _capability_section(report),
                      _clause_section(report["tests"]),
                      _failure_section(report["tests"]),
@@ -200,6 +201,15 @@ def _clause_section(tests: Sequence[Mapping[str, Any]]) -> str:
             "with the worst outcome of its tests.</p><table><thead><tr><th>clause</th>"
             f"<th>outcome</th><th>tests</th></tr></thead><tbody>{''.join(rows)}</tbody>"
             f"</table>{extra}</section>")
+
+
+def _diagnosis_section(diagnosis: Mapping[str, Any] | None) -> str:
+    """The judge's "What is wrong with this store", causes first; nothing on a green run."""
+    lines = [str(line) for line in (diagnosis or {}).get("lines", [])]
+    if not lines:
+        return ""
+    return (f'<section id="diagnosis"><h2>{escape(lines[0])}</h2>'
+            f'<pre class="message">{escape(chr(10).join(lines[1:]))}</pre></section>')
 
 
 def _failure_section(tests: Sequence[Mapping[str, Any]]) -> str:

@@ -65,6 +65,25 @@ class KillMatrix:
     command: list[str] = field(default_factory=list)
     # pytest's exit status: 1 when tests failed; 2 and over mean the run itself went wrong.
     exit_code: int | None = None
+    # (mutant, test) -> (the clause the judge blamed, whether only the judge failed the test).
+    judged: dict[tuple[str, str], tuple[str, bool]] = field(default_factory=dict)
+
+    def judge_column(self, mutant: str) -> str:
+        """``needed`` when only the judge killed ``mutant`` (the suite's own assertions
+        missed it), ``helped`` when it failed some of the killing tests alone, else ``""``."""
+        kills = self.killed_by(mutant)
+        alone = [t for t in kills if self.judged.get((mutant, t), ("", False))[1]]
+        if kills and len(alone) == len(kills):
+            return "needed"
+        return "helped" if alone else ""
+
+    def blamed_clause(self, mutant: str) -> str:
+        """The clause the judge blamed on the first killing test it explained."""
+        for test in self.killed_by(mutant):
+            clause = self.judged.get((mutant, test), ("", False))[0]
+            if clause:
+                return clause
+        return ""
 
     def killed_by(self, mutant: str) -> list[str]:
         """The tests that failed on ``mutant``, in suite order."""
@@ -271,6 +290,8 @@ def build_matrix(
     """Fold a ``--dw-report`` JSON into the mutants x tests matrix."""
     outcomes: dict[tuple[str, str], str] = {}
     times: dict[tuple[str, str], float] = {}
+    judged: dict[tuple[str, str], tuple[str, bool]] = {}
+    verdicts = (report.get("diagnosis") or {}).get("judged") or {}
     junit = durations or {}
     names = _store_names(report, mutants)
     for entry in report.get("tests", []):
@@ -279,11 +300,15 @@ def build_matrix(
         store = names[str(entry["store"])]
         test = suite_test_id(split_nodeid(str(entry["nodeid"]), str(entry["store"])), rootdir)
         outcomes[(store, test)] = str(entry["outcome"])
+        verdict = verdicts.get(str(entry["nodeid"]))
+        if verdict:
+            judged[(store, test)] = (str(verdict["clause"]), bool(verdict["judged_only"]))
         seconds = junit.get(_junit_key(str(entry["nodeid"])))
         if seconds is not None:
             times[(store, test)] = seconds
     tests = _suite_order({test for _, test in outcomes})
-    return KillMatrix(list(mutants), tests, outcomes, times, wall_seconds, list(command))
+    return KillMatrix(list(mutants), tests, outcomes, times, wall_seconds, list(command),
+                      judged=judged)
 
 
 def _store_names(report: Mapping[str, Any], mutants: Sequence[str]) -> dict[str, str]:
@@ -367,7 +392,8 @@ def render(matrix: KillMatrix, listed: Mapping[str, str] | None = None) -> list[
 
     summary = Table(title="Mutants")
     for column in ("#", "mutant", "section", "kills", "first test that killed it",
-                   "suite time to first kill", "quickest killing test"):
+                   "suite time to first kill", "quickest killing test", "judge",
+                   "blamed clause"):
         summary.add_column(column, no_wrap=column != "first test that killed it")
     for mutant in matrix.mutants:
         info = STORE_MUTANTS.get(mutant) or GENERATED_MUTANTS.get(mutant)
@@ -377,6 +403,7 @@ def render(matrix: KillMatrix, listed: Mapping[str, str] | None = None) -> list[
             str(len(matrix.killed_by(mutant))),
             escape(short_name(first)) if first else "[bold red]SURVIVED[/]",
             _seconds(matrix.time_to_first_kill(mutant)), _seconds(matrix.time_to_kill(mutant)),
+            matrix.judge_column(mutant), matrix.blamed_clause(mutant),
         )
     verdict: list[Any] = [full, summary]
     median_kill = matrix.median_time_to_kill()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
+from dw_testing.judge.slot import TrialSlot
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin.catalogue.entries import CatalogueError, StoreEntry
 from dw_testing.plugin.catalogue.setup_error import StoreSetupError
@@ -27,6 +28,8 @@ class EnteredStores:
         self._specs: dict[str, StoreSpec] = {}
         self._caps: dict[str, dict[str, bool]] = {}
         self._failed: dict[str, StoreSetupError] = {}
+        # Every handle a test opens is recorded for the judge (dw_testing.judge).
+        self.trials = TrialSlot()
 
     def spec(self, entry: StoreEntry) -> StoreSpec:
         self._raise_if_failed(entry)
@@ -64,7 +67,7 @@ class EnteredStores:
         # Handles of an async store (methods `async def`) are driven on a loop of their own.
         self._specs[entry.name] = replace(
             spec, name=entry.name, capabilities=merged,
-            factory=adapting(spec.factory, label=entry.name))
+            factory=self.trials.judged_factory(adapting(spec.factory, label=entry.name)))
         return self._specs[entry.name]
 
     def capabilities(self, entry: StoreEntry) -> dict[str, bool]:

@@ -40,6 +40,7 @@ from dw_testing.selftest.mutants.listing import (
     FirstPageList,
     GlobMatchedList,
     LikeMatchedList,
+    ListBesideWritesCutShort,
     ListIncludesThePrefixKey,
     NamePrefixList,
     UnsortedList,
@@ -47,9 +48,11 @@ from dw_testing.selftest.mutants.listing import (
 from dw_testing.selftest.mutants.processes import RacyBetweenProcesses, racy_between_processes
 from dw_testing.selftest.mutants.readwrite import (
     EmptyValueAsNone,
+    EvictsOldRecords,
     LosesWriteOnReopen,
     StaleCacheAfterCreate,
     TornPut,
+    TrimsLineEnds,
     TruncatesLargeValues,
     UnsharedHandles,
 )
@@ -75,6 +78,8 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("empty_value_as_none", EmptyValueAsNone, "Read and write", ("C-GET-1",)),
     ("truncates_large_values", TruncatesLargeValues, "Read and write", ("C-VAL-1",)),
     ("loses_write_on_reopen", LosesWriteOnReopen, "Read and write", ("C-HANDLE-3",)),
+    ("evicts_old_records", EvictsOldRecords, "Read and write", ("C-LAST-1",)),
+    ("trims_line_ends", TrimsLineEnds, "Read and write", ("C-VAL-1",)),
     ("delete_blocks_recreate", DeleteBlocksRecreate, "Delete", ("C-CREATE-5",)),
     ("delete_missing_raises", DeleteMissingRaises, "Delete", ("C-DEL-1",)),
     ("name_prefix_list", NamePrefixList, "List", ("C-LIST-4",)),
@@ -83,6 +88,7 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("glob_matched_list", GlobMatchedList, "List", ("C-LIST-3",)),
     ("empty_prefix_lists_nothing", EmptyPrefixListsNothing, "List", ("C-LIST-3",)),
     ("first_page_list", FirstPageList, "List", ("C-LIST-3",)),
+    ("list_beside_writes_cut_short", ListBesideWritesCutShort, "List", ("C-LIST-3",)),
     ("like_matched_list", LikeMatchedList, "List", ("C-LIST-3",)),
     ("list_includes_the_prefix_key", ListIncludesThePrefixKey, "List", ("C-LIST-3",)),
     ("duplicating_list", DuplicatingList, "List", ("C-LIST-3",)),

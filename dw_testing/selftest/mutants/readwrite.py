@@ -117,3 +117,44 @@ class LosesWriteOnReopen(CorrectStore):
     def close(self) -> None:
         with self.backing.lock:
             self.backing.unsynced.clear()
+
+
+class EvictsOldRecords(CorrectStore):
+    """A cache with a capacity: past 64 records, each write evicts the oldest-written one.
+
+    Nothing deletes the evicted record, yet it reads ``None`` (C-LAST-1), as a store on a
+    cache API with an eviction policy or a default expiry loses records nobody deleted.
+    """
+
+    CAPACITY = 64
+
+    def put(self, key: str, data: bytes) -> None:
+        with self.backing.lock:
+            super().put(key, data)
+            self._evict(key)
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        with self.backing.lock:
+            created = super().put_if_absent(key, data)
+            if created:
+                self._evict(key)
+            return created
+
+    def _evict(self, written: str) -> None:
+        records = self.backing.records
+        # Dicts keep insertion order: move the written key last, drop from the front.
+        records[written] = records.pop(written)
+        while len(records) > self.CAPACITY:
+            del records[next(iter(records))]
+
+
+class TrimsLineEnds(CorrectStore):
+    """Values are stored as text lines: a trailing CR or LF is dropped, as a backend that
+    reads values back line by line does. Only a value whose last byte is a line end shows it
+    (C-VAL-1)."""
+
+    def put(self, key: str, data: bytes) -> None:
+        super().put(key, bytes(data).rstrip(b"\r\n"))
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        return super().put_if_absent(key, bytes(data).rstrip(b"\r\n"))

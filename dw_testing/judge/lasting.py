@@ -1,0 +1,112 @@
+"""C-LAST-1, records last until deleted: a few records written when a store is first used
+in the session, read back byte for byte on every handle kind when the session ends.
+
+One handle that wrote them stays open all session, so no reopen (C-HANDLE-3) can excuse a
+record that vanished; at the end each record is read on that handle, on a new factory
+handle and, when the store declares ``cross_process``, on a handle ``open_store(uri)``
+opens. A store built on a cache with a default expiry fails here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dw_testing.history.labels import digest
+from reference_engine.stores.contract import close_store
+
+# Values of each byte class at the first, a middle and the last byte, and one past 64 KiB.
+LASTING_VALUES: tuple[tuple[str, bytes], ...] = (
+    ("empty", b""),
+    ("nul", b"\x00"),
+    ("every-byte", bytes(range(256))),
+    ("text-line", b"still here\r\n"),
+    ("not-utf8", b"\xff\xfe\x80last\xc0"),
+    ("json", b'{"kept": true}'),
+    ("large", bytes(range(256)) * 257),
+)
+
+
+@dataclass
+class LastingRecords:
+    """The records of one session (or xdist worker), per store."""
+
+    root: str
+    keepers: dict[str, Any] = field(default_factory=dict)
+    problems: dict[str, list[str]] = field(default_factory=dict)
+
+    def key(self, label: str) -> str:
+        return f"{self.root}/{label}"
+
+    def start(self, store: str, factory: Callable[[], Any]) -> None:
+        """Write the records once per store, on a handle kept open until the end."""
+        if store in self.keepers or store in self.problems:
+            return
+        handle = None
+        try:
+            handle = factory()
+            for label, value in LASTING_VALUES:
+                handle.put(self.key(label), value)
+        except Exception as exc:
+            self.problems[store] = [f"could not write the lasting records ({type(exc).__name__});"
+                                    " the suite's own tests say why"]
+            if handle is not None:
+                _close(handle)
+            return
+        self.keepers[store] = handle
+
+    def finish(self, store: str, factory: Callable[[], Any],
+               open_uri: Callable[[], Any] | None, *, shared: bool = True) -> list[str]:
+        """Read every record on every handle kind, then delete them; the problems found.
+        Without ``shared`` (a store declaring ``cross_handle = false``) only the handle that
+        wrote them is asked."""
+        keeper = self.keepers.pop(store, None)
+        if keeper is None:
+            return self.problems.get(store, [])
+        kinds: list[tuple[str, Callable[[], Any]]] = [("the handle that wrote them",
+                                                      lambda: keeper)]
+        if shared:
+            kinds.append(("a new factory handle", factory))
+        if open_uri is not None and shared:
+            kinds.append(("a handle open_store(uri) opened", open_uri))
+        found: list[str] = []
+        for kind, opener in kinds:
+            handle = None
+            try:
+                handle = opener()
+                found += self._read_all(handle, kind)
+            except Exception as exc:
+                found.append(f"{kind} could not be opened or read ({type(exc).__name__})")
+            finally:
+                if handle is not None and handle is not keeper:
+                    _close(handle)
+        try:
+            for label, _ in LASTING_VALUES:
+                keeper.delete(self.key(label))
+        except Exception:
+            pass  # the suite's delete tests judge delete; the leftovers check counts keys
+        _close(keeper)
+        if found:
+            self.problems[store] = found
+        return found
+
+    def _read_all(self, handle: Any, kind: str) -> list[str]:
+        found: list[str] = []
+        for label, value in LASTING_VALUES:
+            got = handle.get(self.key(label))
+            if got == value:
+                continue
+            what = ("no record (None)" if got is None
+                    else digest(bytes(got)) if isinstance(got, bytes | bytearray)
+                    else repr(type(got)))
+            found.append(f"get('{label}') on {kind} answered {what} at the session's end; "
+                         f"written {digest(value)} at its start and never deleted")
+        return found
+
+
+def _close(handle: Any) -> None:
+    try:
+        close_store(handle)
+    except Exception:
+        return
