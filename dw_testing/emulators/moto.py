@@ -112,6 +112,37 @@ _gate_installed = False
 _store_after_check = threading.Lock()
 
 
+def _marking(original_write: Callable[..., Any]) -> Callable[..., Any]:
+    """``original_write`` (moto's check-then-write) marked as such while it runs; it lets go
+    of the store lock that its check took, whatever happens."""
+    def marked_write(*args: Any, **kwargs: Any) -> Any:
+        _request_state.in_put_object = True
+        try:
+            return original_write(*args, **kwargs)
+        finally:
+            _request_state.in_put_object = False
+            if getattr(_request_state, "holds_store_lock", False):
+                _request_state.holds_store_lock = False
+                _store_after_check.release()
+
+    return marked_write
+
+
+def _meet_after_check(found: object, key: tuple[str, str]) -> None:
+    """Inside a gated create's check: a missing record meets the rendezvous, then holds the
+    store lock until the write is done; a present one lets the others go on."""
+    rendezvous: CreateRendezvous | None = getattr(_request_state, "rendezvous", None)
+    if rendezvous is None or not getattr(_request_state, "in_put_object", False):
+        return
+    _request_state.rendezvous = None
+    if found is None:
+        rendezvous.meet(key)
+        _store_after_check.acquire()
+        _request_state.holds_store_lock = True
+    else:
+        rendezvous.passed()
+
+
 def _install_put_object_gate() -> None:
     """Patch moto (in the server process) so ``put_object``'s existence check can hold.
 
@@ -128,32 +159,14 @@ def _install_put_object_gate() -> None:
     original_put = S3Response.put_object
     original_get = S3Backend.get_object
 
-    def marked_put_object(self: Any) -> Any:
-        _request_state.in_put_object = True
-        try:
-            return original_put(self)
-        finally:
-            _request_state.in_put_object = False
-            if getattr(_request_state, "holds_store_lock", False):
-                _request_state.holds_store_lock = False
-                _store_after_check.release()
-
     def gated_get_object(
         self: Any, bucket_name: str, key_name: str, *args: Any, **kwargs: Any
     ) -> Any:
         found = original_get(self, bucket_name, key_name, *args, **kwargs)
-        rendezvous: CreateRendezvous | None = getattr(_request_state, "rendezvous", None)
-        if rendezvous is not None and getattr(_request_state, "in_put_object", False):
-            _request_state.rendezvous = None
-            if found is None:
-                rendezvous.meet((bucket_name, key_name))
-                _store_after_check.acquire()
-                _request_state.holds_store_lock = True
-            else:
-                rendezvous.passed()
+        _meet_after_check(found, (bucket_name, key_name))
         return found
 
-    S3Response.put_object = marked_put_object  # type: ignore[method-assign]
+    S3Response.put_object = _marking(original_put)  # type: ignore[method-assign]
     S3Backend.get_object = gated_get_object  # type: ignore[method-assign]
     _gate_installed = True
 
@@ -173,31 +186,13 @@ def _install_put_item_gate() -> None:
     original_put = Table.put_item
     original_get = Table.get_item
 
-    def marked_put_item(self: Any, *args: Any, **kwargs: Any) -> Any:
-        _request_state.in_put_object = True
-        try:
-            return original_put(self, *args, **kwargs)
-        finally:
-            _request_state.in_put_object = False
-            if getattr(_request_state, "holds_store_lock", False):
-                _request_state.holds_store_lock = False
-                _store_after_check.release()
-
     def gated_get_item(self: Any, hash_key: Any, range_key: Any = None,
                        *args: Any, **kwargs: Any) -> Any:
         found = original_get(self, hash_key, range_key, *args, **kwargs)
-        rendezvous: CreateRendezvous | None = getattr(_request_state, "rendezvous", None)
-        if rendezvous is not None and getattr(_request_state, "in_put_object", False):
-            _request_state.rendezvous = None
-            if found is None:
-                rendezvous.meet((self.name, repr((hash_key, range_key))))
-                _store_after_check.acquire()
-                _request_state.holds_store_lock = True
-            else:
-                rendezvous.passed()
+        _meet_after_check(found, (self.name, repr((hash_key, range_key))))
         return found
 
-    Table.put_item = marked_put_item  # type: ignore[method-assign]
+    Table.put_item = _marking(original_put)  # type: ignore[method-assign]
     Table.get_item = gated_get_item  # type: ignore[method-assign]
     _dynamodb_gate_installed = True
 

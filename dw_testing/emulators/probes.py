@@ -68,35 +68,44 @@ def _status(exc: Exception) -> int:
     return int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
 
 
-def s3_racing_creates_both_win(endpoint: str) -> bool:
-    """Two concurrent ``PutObject`` with ``If-None-Match: *`` on one new key: both win?"""
-    client = _s3_client(endpoint)
-    bucket = _probe_bucket(client)
+def _two_creates_both_win(create: Callable[[str, bytes], bool]) -> bool:
+    """Race ``create(name, body)`` (True when it won) twice on new names, up to
+    ``RACE_TRIES`` times; True as soon as both racers of one name won."""
     for _ in range(RACE_TRIES):
-        key = f"race/{uuid.uuid4().hex}"
+        name = uuid.uuid4().hex
         start = threading.Barrier(2)
-        winners: list[bool] = []
+        won: list[bool] = []
 
-        def create(body: bytes, key: str = key, start: threading.Barrier = start,
-                   winners: list[bool] = winners) -> None:
+        def racer(body: bytes, name: str = name, start: threading.Barrier = start,
+                  won: list[bool] = won) -> None:
             start.wait()
-            try:
-                client.put_object(Bucket=bucket, Key=key, Body=body, IfNoneMatch="*")
-            except client.exceptions.ClientError as exc:
-                if _status(exc) not in (409, 412):
-                    raise
-                winners.append(False)
-            else:
-                winners.append(True)
+            won.append(create(name, body))
 
-        threads = [threading.Thread(target=create, args=(body,)) for body in (b"a", b"b")]
+        threads = [threading.Thread(target=racer, args=(body,)) for body in (b"a", b"b")]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(TIMEOUT_S)
-        if winners.count(True) > 1:
+        if won.count(True) > 1:
             return True
     return False
+
+
+def s3_racing_creates_both_win(endpoint: str) -> bool:
+    """Two concurrent ``PutObject`` with ``If-None-Match: *`` on one new key: both win?"""
+    client = _s3_client(endpoint)
+    bucket = _probe_bucket(client)
+
+    def create(name: str, body: bytes) -> bool:
+        try:
+            client.put_object(Bucket=bucket, Key=f"race/{name}", Body=body, IfNoneMatch="*")
+        except client.exceptions.ClientError as exc:
+            if _status(exc) not in (409, 412):
+                raise
+            return False
+        return True
+
+    return _two_creates_both_win(create)
 
 
 def dynamodb_racing_creates_both_win(endpoint: str) -> bool:
@@ -111,31 +120,17 @@ def dynamodb_racing_creates_both_win(endpoint: str) -> bool:
     client.create_table(TableName=table, KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
                         AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
                         BillingMode="PAY_PER_REQUEST")
+
+    def create(name: str, body: bytes) -> bool:
+        try:
+            client.put_item(TableName=table, Item={"k": {"S": name}, "v": {"B": body}},
+                            ConditionExpression="attribute_not_exists(k)")
+        except client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
     try:
-        for _ in range(RACE_TRIES):
-            item = uuid.uuid4().hex
-            start = threading.Barrier(2)
-            winners: list[bool] = []
-
-            def create(item: str = item, start: threading.Barrier = start,
-                       winners: list[bool] = winners) -> None:
-                start.wait()
-                try:
-                    client.put_item(TableName=table, Item={"k": {"S": item}},
-                                    ConditionExpression="attribute_not_exists(k)")
-                except client.exceptions.ConditionalCheckFailedException:
-                    winners.append(False)
-                else:
-                    winners.append(True)
-
-            threads = [threading.Thread(target=create) for _ in range(2)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(TIMEOUT_S)
-            if winners.count(True) > 1:
-                return True
-        return False
+        return _two_creates_both_win(create)
     finally:
         client.delete_table(TableName=table)
 
