@@ -55,6 +55,7 @@ def test_create_after_delete_creates_the_key_again(dw_store: Any) -> None:
 
 
 @pytest.mark.dw_clause("C-KEY-3")
+@pytest.mark.dw_requires("nested_keys")
 def test_create_of_a_key_with_keys_beneath_it_wins_before_and_after_they_go(
     dw_store: Any,
 ) -> None:

@@ -126,7 +126,14 @@ const options: ServeOptions = {
   name: "map-ts",
   open: async (args) => new MapStore(await openRoot(args[0])),
   // The map is a file every process opens: handles share it, and it outlives them.
-  capabilities: { cross_handle: true, cross_process: true, durable_reopen: true },
+  // It checks every key and prefix (refuses_bad_keys), and a flat map nests (nested_keys).
+  capabilities: {
+    cross_handle: true,
+    cross_process: true,
+    durable_reopen: true,
+    refuses_bad_keys: true,
+    nested_keys: true,
+  },
 };
 export default options;
 

@@ -40,7 +40,8 @@ def test_an_exec_reference_opens_children_with_the_announced_capabilities() -> N
         assert spec.uri == reference, "child processes of the suite get the same reference"
         assert spec.capabilities == {"cross_handle": False, "cross_process": False,
                                      "durable_reopen": False, "large_values": False,
-                                     "segment_prefixes": True, "sorted_list": True}
+                                     "segment_prefixes": True, "sorted_list": True,
+                                     "refuses_bad_keys": True, "nested_keys": True}
         caps = stores.capabilities(entry)
         assert caps["put_if_absent"] is True and caps["large_values"] is False
         handle = spec.factory()
