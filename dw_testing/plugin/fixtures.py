@@ -75,7 +75,9 @@ def _dw_network_faults(request: pytest.FixtureRequest) -> Iterator[None]:
     if "_dw_prefix" in request.fixturenames:
         # Set up first, so it is torn down after this fixture: faults stop before the clear.
         request.getfixturevalue("_dw_prefix")
-    with network.playing(proxy, routing.profile):
+    from dw_testing.plugin.heal import ended_early
+
+    with network.playing(proxy, routing.profile, lambda: ended_early(request.node)):
         yield
 
 
