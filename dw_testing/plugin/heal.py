@@ -25,7 +25,6 @@ import pytest
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.prefixed import PrefixedStore
-from dw_testing.plugin.engine_fixtures import engine_factory
 from dw_testing.plugin.session import STORE_FIXTURE, DwSession
 from reference_engine.errors import InvalidKey, StoreError
 from reference_engine.records import keys
@@ -142,6 +141,8 @@ def heal(item: pytest.Item) -> list[str]:
         return []
     clock = args.get("dw_clock")
     clock = clock if isinstance(clock, FakeClock) else FakeClock()
+    from dw_testing.plugin.engine_fixtures import engine_factory  # a plugin of its own
+
     make = args.get("dw_make_engine") or engine_factory(clock, None)
     handle = spec.factory()
     store = CallNotes(PrefixedStore(handle, prefix))
