@@ -17,7 +17,7 @@ from dw_testing.kit.prefixed import PrefixedStore
 from dw_testing.kit.procs import DwChildTarget
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin import capabilities as caps_mod
-from dw_testing.plugin import network
+from dw_testing.plugin import fault_tally, network
 from dw_testing.plugin.session import STORE_FIXTURE, close_quietly, dw_session
 
 
@@ -77,8 +77,19 @@ def _dw_network_faults(request: pytest.FixtureRequest) -> Iterator[None]:
         request.getfixturevalue("_dw_prefix")
     from dw_testing.plugin.heal import ended_early
 
-    with network.playing(proxy, routing.profile, lambda: ended_early(request.node)):
-        yield
+    tally = routing.tally(spec.name)
+    before = {**tally.snapshot(), "played": dict(proxy.counters)}
+    try:
+        with network.playing(proxy, routing.profile, lambda: ended_early(request.node)):
+            yield
+    finally:
+        # Faults are off: count the creates that answered False over their own bytes.
+        tally.settle(spec.factory)
+        after = {**tally.snapshot(), "played": dict(proxy.counters)}
+        met = fault_tally.delta(after, before)
+        met["played"] = {k: v for k, v in (met.get("played") or {}).items()
+                         if k in fault_tally.FAULT_COUNTERS}
+        request.node.user_properties.append(("dw_faults_met", {"store": spec.name, **met}))
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ import pytest
 
 from dw_testing.kit.clock import FakeClock
 from dw_testing.kit.prefixed import PrefixedStore
+from dw_testing.plugin import fault_tally
 from dw_testing.plugin.session import STORE_FIXTURE, DwSession
 from reference_engine.errors import InvalidKey, StoreError
 from reference_engine.records import keys
@@ -183,6 +184,28 @@ class HealHooks:
                 or STORE_FIXTURE not in getattr(item, "funcargs", {})):
             return None
         return routing.proxy(item.funcargs[STORE_FIXTURE].name)  # type: ignore[attr-defined]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Gather each faulted test's tally (sent by the workers under xdist)."""
+        if self.session.is_worker or report.when != "teardown":
+            return
+        met = dict(report.user_properties).get("dw_faults_met")
+        if isinstance(met, dict) and isinstance(met.get("store"), str):
+            part = {k: v for k, v in met.items() if k != "store"}
+            fault_tally.merge(self.session.faults_met.setdefault(met["store"], {}), part)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, object, object]:
+        """A fixture's store call that raised under faults ends the test early too: its
+        body is not run, and the heal phase judges what the store kept."""
+        try:
+            return (yield)
+        except StoreError as exc:
+            if isinstance(exc, InvalidKey) or self._proxy(item) is None:
+                raise
+            item.stash[ENDED_EARLY] = f"{describe(exc)} (in a fixture, before the test ran)"
+            item.runtest = lambda: None  # type: ignore[method-assign]
+            return None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:

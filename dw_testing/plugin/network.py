@@ -21,6 +21,7 @@ import pytest
 
 from dw_testing.kit.fault_proxy import FaultKind, FaultProxy, Faults
 from dw_testing.kit.spec import StoreSpec
+from dw_testing.plugin.fault_tally import FaultTally
 
 NETWORK_MARK = "dw_network"
 
@@ -62,6 +63,7 @@ class NetworkRouting:
         self.profile: NetworkProfile | None = NETWORK_PROFILES.get(profile)
         self.seed = seed or 0
         self._proxies: dict[str, FaultProxy] = {}
+        self._tallies: dict[str, FaultTally] = {}
 
     def route(self, name: str, spec: StoreSpec, stack: contextlib.ExitStack) -> StoreSpec:
         """``spec`` with a factory that reaches the server through a new proxy (entered on
@@ -76,6 +78,10 @@ class NetworkRouting:
 
     def proxy(self, name: str) -> FaultProxy | None:
         return self._proxies.get(name)
+
+    def tally(self, name: str) -> FaultTally:
+        """What the faults provoked in the store ``name`` (see :mod:`.fault_tally`)."""
+        return self._tallies.setdefault(name, FaultTally())
 
 
 def faulted(item: pytest.Item) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from dw_testing.plugin.fault_tally import describe as describe_faults
 from dw_testing.plugin.session import DwSession
 from dw_testing.report import facts as run_facts
 from dw_testing.report.schema import REPORT_SCHEMA as REPORT_SCHEMA
@@ -51,6 +52,8 @@ class SummaryHooks:
                 stores=run.store_names(), profile=run.profile, seed=run.seed,
                 versions=run_facts.versions(),
                 replay=run_facts.replay_command(run.config.invocation_params.args, run.seed))
+            if run.faults_met:
+                built["faults_met"] = run.faults_met
             write(built, Path(path))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -68,6 +71,8 @@ class SummaryHooks:
             cells = matrix(r for r in results if r.store == store)
             summary = ", ".join(f"{name} {cell['outcome']}" for name, cell in cells.items())
             line(f"{store}: {summary}")
+        for store, met in sorted(session.faults_met.items()):
+            line(f"{store} under --dw-network={session.network}: {describe_faults(met)}")
         for store, count in leftovers.items():
             what = "could not be checked" if count < 0 else f"left {count} dwc- key(s)"
             line(f"WARNING: store {store} {what} under dwc-{session.session_id}; its delete or "

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin.catalogue.entries import StoreEntry
+from dw_testing.plugin.fault_tally import tallied
 from dw_testing.plugin.network import NetworkRouting
 from reference_engine.stores.async_adapter import adapting
 from reference_engine.stores.contract import close_store
@@ -36,9 +37,12 @@ class EnteredStores:
         # Under --dw-network, a store that declares its route reaches it through a proxy.
         spec = self.routing.route(entry.name, spec, self._stack)
         # Handles of an async store (methods `async def`) are driven on a loop of their own.
+        factory = adapting(spec.factory, label=entry.name)
+        if self.routing.proxy(entry.name) is not None:
+            # What the faults provoke in it is tallied for the report (fault_tally).
+            factory = tallied(factory, self.routing.tally(entry.name))
         self._specs[entry.name] = replace(
-            spec, name=entry.name, capabilities=merged,
-            factory=adapting(spec.factory, label=entry.name))
+            spec, name=entry.name, capabilities=merged, factory=factory)
         return self._specs[entry.name]
 
     def capabilities(self, entry: StoreEntry) -> dict[str, bool]:
