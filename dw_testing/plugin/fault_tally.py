@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from reference_engine.errors import InvalidKey
 from reference_engine.stores.contract import close_store
 
 FAULT_COUNTERS = {"lost-reply": "replies lost", "cut-reply": "replies cut short",
@@ -62,6 +63,8 @@ class Tallied:
     def _call(self, op: str, call: Callable[[], Any]) -> Any:
         try:
             return call()
+        except InvalidKey:  # a refusal of the caller's key, no fault
+            raise
         except Exception:
             with self._tally.lock:
                 self._tally.raised[op] += 1
