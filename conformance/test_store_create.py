@@ -55,6 +55,7 @@ def test_create_after_delete_creates_the_key_again(dw_store: Any) -> None:
 
 
 @pytest.mark.dw_clause("C-KEY-3")
+@pytest.mark.dw_requires("nested_keys")
 def test_create_of_a_key_with_keys_beneath_it_wins_before_and_after_they_go(
     dw_store: Any,
 ) -> None:
@@ -66,7 +67,8 @@ def test_create_of_a_key_with_keys_beneath_it_wins_before_and_after_they_go(
     dw_store.put("nest/a/b", b"child")
     assert dw_store.put_if_absent("nest/a", b"beside") is True, (
         "a create of 'nest/a' lost while only 'nest/a/b' existed; a key beneath is no record "
-        "of its own"
+        "of its own (C-KEY-3, which the store declares with nested_keys; keep it or drop "
+        "the declaration)"
     )
     dw_store.delete("nest/a")
     assert dw_store.put_if_absent("nest/a", b"again") is True, (

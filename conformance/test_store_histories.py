@@ -28,6 +28,12 @@ pytestmark = [pytest.mark.dw_store_contract, pytest.mark.dw_requires("put_if_abs
 
 BUDGET = Budget(max_steps=2_000_000, max_seconds=10.0)
 FEW_KEYS = ("h/a", "h/a/b", "h/b")
+# A store that does not declare nested_keys races over keys none of which lies beneath another.
+FLAT_KEYS = ("h/a", "h/c/b", "h/b")
+
+
+def few_keys(caps: dict[str, bool]) -> tuple[str, ...]:
+    return FEW_KEYS if caps.get("nested_keys") else FLAT_KEYS
 HOT_KEY = ("hot",)
 
 
@@ -46,10 +52,11 @@ def _check(history: list[Operation], seed: int, proxy: FaultProxy | None = None)
 @pytest.mark.dw_requires("cross_handle")
 @pytest.mark.dw_network
 def test_racing_handles_over_a_few_keys_are_linearizable(
-    dw_open_handle: StoreFactory, dw_fault_proxy: FaultProxy | None,
+    dw_open_handle: StoreFactory, dw_fault_proxy: FaultProxy | None, dw_caps: dict[str, bool],
 ) -> None:
     seed = rng("histories/few-keys").randrange(2**32)
-    _check(run_threads(dw_open_handle, racers=4, calls=40, keys=FEW_KEYS, seed=seed), seed,
+    keys = few_keys(dw_caps)
+    _check(run_threads(dw_open_handle, racers=4, calls=40, keys=keys, seed=seed), seed,
            dw_fault_proxy)
 
 
@@ -67,15 +74,19 @@ def test_racing_handles_on_one_hot_key_are_linearizable(
 @pytest.mark.dw_clause("C-HANDLE-2", "C-CREATE-2", "C-LOST-1")
 @pytest.mark.dw_network
 def test_racing_threads_on_one_handle_are_linearizable(
-    dw_store: Any, dw_fault_proxy: FaultProxy | None,
+    dw_store: Any, dw_fault_proxy: FaultProxy | None, dw_caps: dict[str, bool],
 ) -> None:
     seed = rng("histories/one-handle").randrange(2**32)
-    _check(run_threads(lambda: dw_store, racers=4, calls=30, keys=FEW_KEYS, seed=seed), seed,
+    keys = few_keys(dw_caps)
+    _check(run_threads(lambda: dw_store, racers=4, calls=30, keys=keys, seed=seed), seed,
            dw_fault_proxy)
 
 
 @pytest.mark.dw_clause("C-CHILD-1", "C-CREATE-2")
 @pytest.mark.dw_requires("cross_process")
-def test_racing_processes_are_linearizable(dw_child_target: ChildTarget) -> None:
+def test_racing_processes_are_linearizable(
+    dw_child_target: ChildTarget, dw_caps: dict[str, bool],
+) -> None:
     seed = rng("histories/processes").randrange(2**32)
-    _check(run_processes(dw_child_target, racers=3, calls=40, keys=FEW_KEYS, seed=seed), seed)
+    keys = few_keys(dw_caps)
+    _check(run_processes(dw_child_target, racers=3, calls=40, keys=keys, seed=seed), seed)

@@ -1,4 +1,9 @@
-"""Keys (C-KEY-1 to 3): exact code points, nesting, and the shapes refused before any I/O."""
+"""Keys (C-KEY-1 to 3): exact code points, nesting, and the shapes refused before any I/O.
+
+The engine needs neither nesting nor refusals: its keys are its own, inside the grammar, and
+never nest (C-ENGINE-1). So both are promises a store declares, ``nested_keys`` and
+``refuses_bad_keys``, and a store that declares one is held to it in full here.
+"""
 
 from __future__ import annotations
 
@@ -60,6 +65,14 @@ REFUSED_PREFIXES = {
 }
 
 
+REFUSAL_PROMISE = (
+    "the store declares refuses_bad_keys, the C-KEY-1 refusals (keep them, or drop the "
+    "declaration: the engine never hands a store a key outside the grammar)")
+NESTING_PROMISE = (
+    "the store declares nested_keys, C-KEY-3 (keep it, or drop the declaration: the "
+    "engine never writes a record beneath another record's name)")
+
+
 @pytest.mark.dw_clause("C-KEY-2")
 def test_keys_are_case_sensitive(dw_store: Any, dw_caps: dict[str, bool]) -> None:
     for value, key in enumerate(["Key", "key", "KEY"]):
@@ -81,11 +94,17 @@ def test_keys_are_not_unicode_normalised(dw_store: Any, dw_caps: dict[str, bool]
 
 
 @pytest.mark.dw_clause("C-KEY-3")
+@pytest.mark.dw_requires("nested_keys")
 def test_a_key_and_keys_beneath_it_coexist(dw_store: Any, dw_caps: dict[str, bool]) -> None:
-    dw_store.put("a", b"1")
-    dw_store.put("a/b", b"2")
-    dw_store.put("a/b/c", b"3")
-    assert [dw_store.get(k) for k in ("a", "a/b", "a/b/c")] == [b"1", b"2", b"3"]
+    try:
+        dw_store.put("a", b"1")
+        dw_store.put("a/b", b"2")
+        dw_store.put("a/b/c", b"3")
+    except Exception as exc:
+        pytest.fail(f"{NESTING_PROMISE}; writing 'a', 'a/b', 'a/b/c' in turn raised "
+                    f"{type(exc).__name__}: {exc}", pytrace=False)
+    assert [dw_store.get(k) for k in ("a", "a/b", "a/b/c")] == [b"1", b"2", b"3"], (
+        NESTING_PROMISE)
     assert listed(dw_store, "a/", dw_caps) == ["a/b", "a/b/c"]
     dw_store.delete("a")
     assert dw_store.get("a") is None
@@ -109,6 +128,7 @@ def _refusal_problems(call: Any, op: str, shape: str) -> list[str]:
 
 
 @pytest.mark.dw_clause("C-KEY-1", "C-ERR-1")
+@pytest.mark.dw_requires("refuses_bad_keys")
 def test_every_refused_key_shape_raises_invalid_key_on_every_operation(
     dw_raw_store: Any, dw_caps: dict[str, bool],
 ) -> None:
@@ -128,17 +148,18 @@ def test_every_refused_key_shape_raises_invalid_key_on_every_operation(
     written = dw_raw_store.list(f"{probe}/")
     for key in written:  # best effort: a store that wrote a refused key cleans up after itself
         dw_raw_store.delete(key)
-    assert not problems, "refused key shapes must raise InvalidKey naming the operation:\n" + (
-        "\n".join(problems)
-    )
+    assert not problems, (
+        f"{REFUSAL_PROMISE}; refused key shapes must raise InvalidKey naming the operation:\n"
+        + "\n".join(problems))
     assert written == [], f"refused writes still stored {len(written)} record(s) under the probe"
 
 
 @pytest.mark.dw_clause("C-KEY-1", "C-ERR-1")
+@pytest.mark.dw_requires("refuses_bad_keys")
 def test_every_refused_prefix_shape_raises_invalid_key_on_list(dw_raw_store: Any) -> None:
     problems: list[str] = []
     for shape, prefix in REFUSED_PREFIXES.items():
         problems += _refusal_problems(lambda p=prefix: dw_raw_store.list(p), "list", shape)
-    assert not problems, "refused prefixes must raise InvalidKey naming 'list':\n" + (
-        "\n".join(problems)
-    )
+    assert not problems, (
+        f"{REFUSAL_PROMISE}; refused prefixes must raise InvalidKey naming 'list':\n"
+        + "\n".join(problems))

@@ -35,6 +35,7 @@ from reference_engine.refusals import Refusal
 from reference_engine.runs.reading import list_runs, read_run, run_not_found, show_run
 from reference_engine.stores.contract import ControlPlaneStore, supports_create
 from reference_engine.stores.keys import key_problem
+from reference_engine.stores.transient import with_transient_retries
 
 # Each `dw` command is its own process and should import only what it uses: the claims,
 # the executor, the consume, the lifecycle, the workflow loader, the delivery, the
@@ -85,12 +86,14 @@ class Engine:
                  sleeper: Callable[[float], object] | None = None,
                  claim_patience: bool = True, claim_looks: Path | None = None,
                  full_scan_every: float | None = FULL_SCAN_EVERY_S) -> None:
-        self.store = store
+        self.sleeper = sleeper if sleeper is not None else time.sleep
+        # A transient failure of a read, list, put or delete is retried (C-ENGINE-1), the
+        # first list of a run included; a create looks before it retries (records.io).
+        self.store = with_transient_retries(store, self.sleeper)
         self.clock = clock
         self.host = host
         self.lease_ttl_ms = lease_ttl_ms
         self.progress = progress or (lambda _msg: None)
-        self.sleeper = sleeper if sleeper is not None else time.sleep
         self.creates = supports_create(store)
         self._claim_patience = claim_patience
         self._claim_looks = claim_looks

@@ -305,9 +305,15 @@ def capabilities_page() -> str:
         "",
         "The built-in stores (the `memory`, `file` and `sqlite` stores and the S3 and GCS "
         "stores, by URI or by catalogue name, served in this process or by the Python "
-        "`exec:` child) declare " + " and ".join(f"`{n}`" for n in BUILTIN_LIST_CAPABILITIES)
-        + "; a store of your own declares them only if its `list` keeps "
-        "[C-LIST-4](../contract.md#c-list-4) and [C-LIST-5](../contract.md#c-list-5).",
+        "`exec:` child) declare " + ", ".join(f"`{n}`" for n in BUILTIN_LIST_CAPABILITIES)
+        + "; a store of your own declares each only if it keeps the promise: its `list` "
+        "[C-LIST-4](../contract.md#c-list-4) and [C-LIST-5](../contract.md#c-list-5), its "
+        "refusals of bad key shapes [C-KEY-1](../contract.md#c-key-1), its nested records "
+        "[C-KEY-3](../contract.md#c-key-3). The engine needs none of the four: it lists "
+        "only with `\"\"` or a `/`-ending prefix and sorts what it needs itself, and its "
+        "keys are all inside the grammar and never nest "
+        "([C-ENGINE-1](../contract.md#c-engine-1)). A store that declares one is held to "
+        "it in full.",
         "",
     ])
 

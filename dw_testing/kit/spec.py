@@ -22,6 +22,8 @@ CAPABILITIES: Mapping[str, str] = MappingProxyType({
     "distinguishes_conflict": "an in-flight conflict is retried or raised, never reported False",
     "segment_prefixes": "list with a prefix not ending in / matches whole segments only",
     "sorted_list": "list returns its keys sorted by code point",
+    "refuses_bad_keys": "every key or prefix C-KEY-1 refuses raises InvalidKey before any I/O",
+    "nested_keys": "a record and records beneath its name coexist (C-KEY-3)",
 })
 
 
@@ -44,11 +46,16 @@ def check_capability_names(declared: Mapping[str, object], *, where: str) -> Non
         raise UnknownCapability(f"{where} declares {unknown}")
 
 
-# What the built-in stores (memory, file, sqlite, s3, gs) promise of list beyond the core
-# clause; a store of another author's makes no such promise unless it declares it.
+# What the built-in stores (memory, file, sqlite, s3, gs) promise beyond what the engine
+# needs: of list, beyond the core clause; of keys, refusing bad shapes (C-KEY-1) and holding
+# nested records (C-KEY-3), which the engine never asks for (its keys are its own, in the
+# grammar, and never nest). A store of another author's makes none of these promises
+# unless it declares them, and is held to each one in full when it does.
 BUILTIN_LIST_CAPABILITIES: Mapping[str, bool] = MappingProxyType({
     "segment_prefixes": True,
     "sorted_list": True,
+    "refuses_bad_keys": True,
+    "nested_keys": True,
 })
 
 
@@ -65,6 +72,8 @@ def default_capabilities(sample_store: object, uri: str | None) -> dict[str, boo
         "distinguishes_conflict": True,
         "segment_prefixes": False,
         "sorted_list": False,
+        "refuses_bad_keys": False,
+        "nested_keys": False,
     }
 
 

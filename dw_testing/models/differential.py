@@ -104,6 +104,10 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
         self.written_by: dict[str, str] = {}
         self.opened_after: dict[str, set[str]] = {name: set() for name in HANDLES}
         self.touched: set[str] = set()
+        # Without nested_keys the machine never draws a key beneath another it ever drew
+        # (C-KEY-3 is then a promise the store did not make, and the engine never needs).
+        self.nests = self._cap("nested_keys", True)
+        self.names: set[str] = set()
         large = self._cap("large_values", True)
         self.value_strategy = grammar.values(
             max_size=grammar.LARGE_VALUE_BYTES if large else SMALL_VALUES_BYTES)
@@ -133,6 +137,20 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
     def _fits(self, key: str) -> bool:
         return grammar.is_valid_key(key) and len(key.encode("utf-8")) <= self.room
 
+    def _nests_with_a_name(self, key: str) -> bool:
+        return any(name.startswith(key + "/") or key.startswith(name + "/")
+                   for name in self.names)
+
+    def _kept(self, *found: str) -> Any:
+        """``found`` for the key bundle, less any key that would nest with one already
+        drawn when the store does not declare ``nested_keys``."""
+        kept = []
+        for key in found:
+            if self.nests or not self._nests_with_a_name(key):
+                self.names.add(key)
+                kept.append(key)
+        return multiple(*kept)
+
     # -- keys: drawn, then grown from each other -----------------------------------------
 
     @initialize(target=keys, drawn=st.data())
@@ -140,6 +158,7 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
         """Every character class at every position, each key with every special byte run
         in its value, written, read back and listed before the drawn calls begin."""
         found = drawn.draw(grammar.spectrum_keys(max_bytes=self.room), label="spectrum")
+        found = list(self._kept(*found).values)
         for index, key in enumerate(found):
             value = drawn.draw(grammar.spectrum_values(), label=f"value {index}")
             self._write(HANDLES[index % 2], key, value)
@@ -150,35 +169,35 @@ class DifferentialStoreMachine(RuleBasedStateMachine):
         return multiple(*found)
 
     @initialize(target=keys, key=st.data())
-    def first_key(self, key: st.DataObject) -> str:
+    def first_key(self, key: st.DataObject) -> Any:
         drawn: str = key.draw(grammar.keys(max_bytes=self.room, max_depth=3), label="key")
-        return drawn
+        return self._kept(drawn)
 
     @rule(target=keys, key=st.data())
-    def new_key(self, key: st.DataObject) -> str:
+    def new_key(self, key: st.DataObject) -> Any:
         drawn: str = key.draw(grammar.keys(max_bytes=self.room, max_depth=4), label="key")
-        return drawn
+        return self._kept(drawn)
 
     @rule(target=keys, parent=keys, segment=grammar.segments(max_bytes=24))
     def child_of(self, parent: str, segment: str) -> Any:
         child = f"{parent}/{segment}"
-        return child if self._fits(child) else multiple()
+        return self._kept(child) if self._fits(child) else multiple()
 
     @rule(target=keys, key=keys, tail=st.text(grammar.key_characters(), min_size=1,
                                                max_size=3))
     def name_extended(self, key: str, tail: str) -> Any:
         longer = key + tail.replace("/", "")  # "ab" beside "a": a sibling, not a child
-        return longer if longer != key and self._fits(longer) else multiple()
+        return self._kept(longer) if longer != key and self._fits(longer) else multiple()
 
     @rule(target=keys, key=keys)
     def parent_of(self, key: str) -> Any:
         parent = key.rpartition("/")[0]
-        return parent if parent and self._fits(parent) else multiple()
+        return self._kept(parent) if parent and self._fits(parent) else multiple()
 
     @rule(target=keys, key=keys, treatment=st.sampled_from(sorted(grammar.LOSSY_TREATMENTS)))
     def lossy_twin(self, key: str, treatment: str) -> Any:
         twin = grammar.lossy_twin(key, treatment)
-        return twin if twin is not None and self._fits(twin) else multiple()
+        return self._kept(twin) if twin is not None and self._fits(twin) else multiple()
 
     # -- the calls -----------------------------------------------------------------------
 

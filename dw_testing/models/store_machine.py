@@ -30,6 +30,9 @@ from reference_engine.stores.contract import close_store, supports_create
 # Nested keys (a, a/b, a/b/c) must coexist; "ab" and "a-b" catch a list that matches names
 # rather than whole segments; "%" and "_" catch a wildcard-matching list; "A" catches case folding.
 KEYS: tuple[str, ...] = ("a", "A", "a/b", "a/b/c", "ab", "a-b", "b", "b/a", "%", "_/x")
+# On a store that does not declare nested_keys, the keys beneath another key move to a parent
+# no key names, so no record is ever written beneath another (C-KEY-3 is not asked).
+UNNESTED: Mapping[str, str] = {"a/b": "x/b", "a/b/c": "x/c", "b/a": "y/a"}
 # Every store is listed with "" or a "/"-ending prefix (C-LIST-3); a bare prefix is tried
 # only on a store that declares segment_prefixes (C-LIST-4).
 SLASH_PREFIXES: tuple[str, ...] = ("", "a/", "a/b/", "ab/", "b/", "_/", "%/", "zz/")
@@ -104,6 +107,8 @@ class StoreStateMachine(RuleBasedStateMachine):
 
     @rule(target=keys, key=st.sampled_from(KEYS))
     def choose_key(self, key: str) -> str:
+        if not self.capabilities.get("nested_keys", True):
+            return UNNESTED.get(key, key)
         return key
 
     @rule(handle=st.sampled_from(HANDLES), key=keys, value=VALUES)

@@ -26,6 +26,7 @@ from dw_testing.plugin.catalogue.entries import CatalogueError
 from dw_testing.plugin.catalogue.resolution import describe_known
 from dw_testing.plugin.collection import CollectionHooks, add_suite
 from dw_testing.plugin.deviations import DeviationError
+from dw_testing.plugin.heal import HealHooks
 from dw_testing.plugin.options import MARKERS, add_options
 from dw_testing.plugin.outcomes import OutcomeHooks
 from dw_testing.plugin.report import SummaryHooks, XdistHooks
@@ -96,6 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # One plugin a phase of the run, each over the run's session.
     plugins.register(CollectionHooks(session), f"{PLUGIN_NAME}-collection")
     plugins.register(OutcomeHooks(session), f"{PLUGIN_NAME}-outcomes")
+    plugins.register(HealHooks(session), f"{PLUGIN_NAME}-heal")
     plugins.register(SummaryHooks(session), f"{PLUGIN_NAME}-summary")
     judging.register(config, session)
     if not session.is_worker and plugins.hasplugin("xdist"):

@@ -17,7 +17,7 @@ from dw_testing.kit.prefixed import PrefixedStore
 from dw_testing.kit.procs import DwChildTarget
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin import capabilities as caps_mod
-from dw_testing.plugin import network
+from dw_testing.plugin import fault_tally, network
 from dw_testing.plugin.catalogue.setup_error import StoreSetupError
 from dw_testing.plugin.session import STORE_FIXTURE, close_quietly, dw_session
 
@@ -101,8 +101,21 @@ def _dw_network_faults(request: pytest.FixtureRequest) -> Iterator[None]:
     if "_dw_prefix" in request.fixturenames:
         # Set up first, so it is torn down after this fixture: faults stop before the clear.
         request.getfixturevalue("_dw_prefix")
-    with network.playing(proxy, routing.profile):
-        yield
+    from dw_testing.plugin.heal import ended_early
+
+    tally = routing.tally(spec.name)
+    before = {**tally.snapshot(), "played": dict(proxy.counters)}
+    try:
+        with network.playing(proxy, routing.profile, lambda: ended_early(request.node)):
+            yield
+    finally:
+        # Faults are off: count the creates that answered False over their own bytes.
+        tally.settle(spec.factory)
+        after = {**tally.snapshot(), "played": dict(proxy.counters)}
+        met = fault_tally.delta(after, before)
+        met["played"] = {k: v for k, v in (met.get("played") or {}).items()
+                         if k in fault_tally.FAULT_COUNTERS}
+        request.node.user_properties.append(("dw_faults_met", {"store": spec.name, **met}))
 
 
 def _opened(spec: StoreSpec) -> Any:

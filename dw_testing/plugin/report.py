@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from dw_testing.plugin.failure_blocks import exec_store_names, failure_blocks
+from dw_testing.plugin.fault_tally import describe as describe_faults
 from dw_testing.plugin.judging import JudgeBook
 from dw_testing.plugin.session import DwSession
 from dw_testing.report import facts as run_facts
@@ -56,6 +57,8 @@ class SummaryHooks:
                 versions=run_facts.versions(),
                 replay=run_facts.replay_command(run.config.invocation_params.args, run.seed))
             built.update(JudgeBook.of(run.config).report_sections())
+            if run.faults_met:
+                built["faults_met"] = run.faults_met
             write(built, Path(path))
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -97,6 +100,8 @@ class SummaryHooks:
                 f" ({', '.join(clauses)})" for clauses in [book.clauses_failed(store, name)]
                 if clauses) for name, cell in cells.items())
             line(f"{store}: {summary}")
+        for store, met in sorted(session.faults_met.items()):
+            line(f"{store} under --dw-network={session.network}: {describe_faults(met)}")
         for store, count in leftovers.items():
             what = "could not be checked" if count < 0 else f"left {count} dwc- key(s)"
             line(f"WARNING: store {store} {what} under dwc-{session.session_id}; its delete or "

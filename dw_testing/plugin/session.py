@@ -63,6 +63,8 @@ class DwSession:
         self._numbers = itertools.count(1)
         self.report = ReportBuilder()
         self.stop_errors: list[str] = []
+        # Per store, what the --dw-network faults provoked (plugin/fault_tally.py).
+        self.faults_met: dict[str, dict[str, Any]] = {}
         if self.active:
             from dw_testing.plugin import profiles
 

@@ -45,6 +45,14 @@ REPORT_SCHEMA: Mapping[str, Any] = {
         "setup_errors": {"type": "object", "additionalProperties": {"type": "string"}},
         "versions": {"type": "object", "additionalProperties": {"type": "string"}},
         "replay": {"type": ["string", "null"]},
+        # Under --dw-network, per store: faults played, calls raised by operation, creates
+        # answered False over their own bytes (dw_testing/plugin/fault_tally.py).
+        "faults_met": {"type": "object", "additionalProperties": {
+            "type": "object", "properties": {
+                "played": {"type": "object", "additionalProperties": {"type": "integer"}},
+                "raised": {"type": "object", "additionalProperties": {"type": "integer"}},
+                "false_to_own_write": {"type": "integer"},
+            }}},
         "kill_matrix": {"$ref": "#/$defs/kill_matrix"},
     },
     "$defs": {

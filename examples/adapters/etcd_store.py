@@ -148,7 +148,8 @@ def etcd_server() -> Iterator[StoreSpec]:
             # network: under --dw-network the suite hands the store a fault proxy's address.
             yield StoreSpec(factory=factory, uri="etcd_store:factory", name="etcd",
                             capabilities={"cross_process": True, "durable_reopen": True,
-                                          "segment_prefixes": True, "sorted_list": True},
+                                          "segment_prefixes": True, "sorted_list": True,
+                                          "refuses_bad_keys": True, "nested_keys": True},
                             network=NetworkRoute(f"http://{address}", _at_url))
 
 

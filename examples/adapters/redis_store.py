@@ -137,7 +137,8 @@ def redis_server() -> Iterator[StoreSpec]:
             # network: under --dw-network the suite hands RedisStore a fault proxy's URL.
             yield StoreSpec(factory=factory, uri="redis_store:factory", name="redis",
                             capabilities={"cross_process": True, "durable_reopen": True,
-                                          "segment_prefixes": True, "sorted_list": True},
+                                          "segment_prefixes": True, "sorted_list": True,
+                                          "refuses_bad_keys": True, "nested_keys": True},
                             network=NetworkRoute(url, RedisStore))
 
 

@@ -123,7 +123,14 @@ async function openRoot(root: string): Promise<FsStore> {
 const options: ServeOptions = {
   name: "fs-ts",
   open: (args) => openRoot(args[0] ?? `${Deno.env.get("TMPDIR") ?? "/tmp"}/dw-ts-fs-store`),
-  capabilities: { cross_process: true, durable_reopen: true, segment_prefixes: true, sorted_list: true },
+  capabilities: {
+    cross_process: true,
+    durable_reopen: true,
+    segment_prefixes: true,
+    sorted_list: true,
+    refuses_bad_keys: true, // checkKey and checkPrefix on every call
+    nested_keys: true, // "<segment>.d" directories beside "<segment>.rec" files
+  },
 };
 export default options;
 

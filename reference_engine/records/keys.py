@@ -6,11 +6,21 @@ touches this file only. A static test greps the package for the prefixes.
 Every prefix returned here (``*_root``, ``*_prefix``, ``due_bucket``) ends in ``/``: the
 one form of ``list`` every store answers alike (contract C-LIST-3), matched by whole
 segments whether or not the store declares ``segment_prefixes``.
+
+The engine's key space (contract C-ENGINE-1): every key built here is inside C-KEY-1's
+grammar, and no record key ever lies beneath another, since every family has a fixed
+depth under its own first segment. An id given to a builder (a run id, a wait id) must be
+one key segment, or the builder raises ``InvalidKey`` before any store call: a store need
+not police key shapes (``refuses_bad_keys``) nor hold nested records (``nested_keys``) for
+the engine.
 """
 
 from __future__ import annotations
 
 from urllib.parse import quote, unquote
+
+from reference_engine.errors import InvalidKey
+from reference_engine.stores.keys import key_problem
 
 _RUNS = "runs"
 _REV = "rev"
@@ -28,6 +38,9 @@ _DEADLINES_SEEN = "deadlines-seen"
 _WIDTH = 10
 _MS_WIDTH = 15
 _BUCKET_MS = 60_000  # deadlines are listed by the minute
+# One segment of an id: C-KEY-1's 200 bytes. The deepest key (a deadline entry) is then
+# 15 + 11 + 16 + 2 x 201 bytes, well inside the 1024-byte key.
+_MAX_ID_BYTES = 200
 
 
 def _number(n: int) -> str:
@@ -40,6 +53,21 @@ def _parse_number(text: str) -> int | None:
     if len(text) != _WIDTH or not text.isdigit():
         return None
     return int(text)
+
+
+def _one_segment(text: str, what: str) -> str:
+    """``text`` if it is one key segment C-KEY-1 allows, else ``InvalidKey`` (before I/O).
+
+    The message names the id by its length only: a refused id may hold anything.
+    """
+    problem = "it contains '/'" if "/" in text else key_problem(text)
+    if problem is None and len(text.encode("utf-8")) > _MAX_ID_BYTES:
+        problem = f"it is over {_MAX_ID_BYTES} bytes in UTF-8"
+    if problem is not None:
+        raise InvalidKey(f"a {what} of {len(text)} chars is not usable as one key segment "
+                         f"({problem}); use the id as `dw runs` or `dw show` prints it",
+                         op=what)
+    return text
 
 
 def _segments_after(family: str, key: str, count: int) -> list[str] | None:
@@ -61,15 +89,15 @@ def runs_root() -> str:
 
 def run_root(run_id: str) -> str:
     """Everything a run owns in the ``runs`` family."""
-    return f"{_RUNS}/{run_id}/"
+    return f"{_RUNS}/{_one_segment(run_id, 'run id')}/"
 
 
 def revisions_prefix(run_id: str) -> str:
-    return f"{_RUNS}/{run_id}/{_REV}/"
+    return f"{_RUNS}/{_one_segment(run_id, 'run id')}/{_REV}/"
 
 
 def revision_key(run_id: str, n: int) -> str:
-    return f"{_RUNS}/{run_id}/{_REV}/{_number(n)}"
+    return f"{_RUNS}/{_one_segment(run_id, 'run id')}/{_REV}/{_number(n)}"
 
 
 def parse_revision_key(key: str) -> tuple[str, int] | None:
@@ -92,7 +120,7 @@ def waits_root() -> str:
 
 
 def wait_key(wait_id: str) -> str:
-    return f"{_WAITS}/{wait_id}"
+    return f"{_WAITS}/{_one_segment(wait_id, 'wait id')}"
 
 
 def outcomes_root() -> str:
@@ -100,7 +128,7 @@ def outcomes_root() -> str:
 
 
 def outcome_key(wait_id: str) -> str:
-    return f"{_OUTCOMES}/{wait_id}"
+    return f"{_OUTCOMES}/{_one_segment(wait_id, 'wait id')}"
 
 
 def wait_id_from_key(key: str) -> str | None:
@@ -117,11 +145,11 @@ def claims_root() -> str:
 
 
 def claims_prefix(run_id: str) -> str:
-    return f"{_CLAIMS}/{run_id}/"
+    return f"{_CLAIMS}/{_one_segment(run_id, 'run id')}/"
 
 
 def claim_key(run_id: str, generation: int) -> str:
-    return f"{_CLAIMS}/{run_id}/{_number(generation)}"
+    return f"{_CLAIMS}/{_one_segment(run_id, 'run id')}/{_number(generation)}"
 
 
 def parse_claim_key(key: str) -> tuple[str, int] | None:
@@ -139,11 +167,12 @@ def ready_root() -> str:
 
 
 def ready_prefix(run_id: str) -> str:
-    return f"{_READY}/{run_id}/"
+    return f"{_READY}/{_one_segment(run_id, 'run id')}/"
 
 
 def ready_key(run_id: str, wait_id: str) -> str:
-    return f"{_READY}/{run_id}/{wait_id}"
+    return (f"{_READY}/{_one_segment(run_id, 'run id')}/"
+            f"{_one_segment(wait_id, 'wait id')}")
 
 
 def parse_ready_key(key: str) -> tuple[str, str] | None:
@@ -175,7 +204,8 @@ def due_minute(ms: int) -> int:
 def due_key(run_id: str, wait_id: str, deadline: float) -> str:
     # A deadline past the year 20000 is as good as never: it is filed at the last minute.
     ms = min(deadline_ms(deadline), _BUCKET_MS * 10**_WIDTH - 1)
-    return f"{_DUE}/{_number(due_minute(ms))}/{ms:0{_MS_WIDTH}d}/{run_id}/{wait_id}"
+    return (f"{_DUE}/{_number(due_minute(ms))}/{ms:0{_MS_WIDTH}d}/"
+            f"{_one_segment(run_id, 'run id')}/{_one_segment(wait_id, 'wait id')}")
 
 
 def deadlines_seen_key() -> str:
@@ -197,7 +227,7 @@ def _segment(text: str) -> str:
     """A workflow name as one key segment (names are key-safe; legacy ones are quoted)."""
     if text in ("", ".", ".."):  # no store takes these as a segment
         return text.replace(".", "%2E") or "%"
-    return quote(text, safe="-_.")
+    return _one_segment(quote(text, safe="-_."), "workflow name")
 
 
 def run_states_root() -> str:
@@ -207,12 +237,13 @@ def run_states_root() -> str:
 def run_state_prefix(status: str, workflow: str | None = None) -> str:
     """Runs of one status, or of one status and workflow: ``run-states/<status>/[<wf>/]``."""
     if workflow is None:
-        return f"{_RUN_STATES}/{status}/"
-    return f"{_RUN_STATES}/{status}/{_segment(workflow)}/"
+        return f"{_RUN_STATES}/{_one_segment(status, 'status')}/"
+    return f"{_RUN_STATES}/{_one_segment(status, 'status')}/{_segment(workflow)}/"
 
 
 def run_state_key(status: str, workflow: str, run_id: str) -> str:
-    return f"{_RUN_STATES}/{status}/{_segment(workflow)}/{run_id}"
+    return (f"{_RUN_STATES}/{_one_segment(status, 'status')}/{_segment(workflow)}/"
+            f"{_one_segment(run_id, 'run id')}")
 
 
 def parse_run_state_key(key: str) -> tuple[str, str, str] | None:

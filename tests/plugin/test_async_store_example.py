@@ -57,8 +57,8 @@ def test_the_doc_s_async_store_passes_the_ci_profile(example: pytest.Pytester) -
     assert not outcomes.get("failed") and not outcomes.get("errors")
     result.stdout.fnmatch_lines([
         "factory: contract PASS, cross_handle PASS, cross_process PASS, distinguishes_conflict "
-        "PASS, durable_reopen PASS, engine PASS, large_values PASS, put_if_absent PASS, "
-        "segment_prefixes PASS, sorted_list PASS",
+        "PASS, durable_reopen PASS, engine PASS, large_values PASS, nested_keys PASS, "
+        "put_if_absent PASS, refuses_bad_keys PASS, segment_prefixes PASS, sorted_list PASS",
     ])
 
 

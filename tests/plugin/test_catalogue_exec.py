@@ -40,7 +40,8 @@ def test_an_exec_reference_opens_children_with_the_announced_capabilities() -> N
         assert spec.uri == reference, "child processes of the suite get the same reference"
         assert spec.capabilities == {"cross_handle": False, "cross_process": False,
                                      "durable_reopen": False, "large_values": False,
-                                     "segment_prefixes": True, "sorted_list": True}
+                                     "segment_prefixes": True, "sorted_list": True,
+                                     "refuses_bad_keys": True, "nested_keys": True}
         caps = stores.capabilities(entry)
         assert caps["put_if_absent"] is True and caps["large_values"] is False
         handle = spec.factory()
@@ -54,7 +55,7 @@ def test_an_unknown_announced_capability_is_refused_naming_it() -> None:
     reference = "exec:" + shlex.join([*CHILD, "memory://", "--capability", "teleports=true"])
     stores = EnteredStores()
     try:
-        with pytest.raises(CatalogueError, match=r"exec store 'exec' \(its dw-store/1 "
+        with pytest.raises(CatalogueError, match=r"exec store 'memory' \(its dw-store/1 "
                            r"handshake\) declares unknown capability teleports"):
             stores.spec(resolve(reference, session="x2", rootpath=None))
     finally:
@@ -111,3 +112,27 @@ def test_the_exec_file_built_in_removes_its_directory_and_its_spares() -> None:
                 .split("?")[0])
     stores.close()
     assert not root.exists()
+
+
+def test_an_exec_command_given_as_is_is_named_by_its_handshake_store_name() -> None:
+    from dw_testing.plugin.catalogue import named_by_spec, names_itself
+
+    reference = "exec:" + shlex.join([*CHILD, "memory://", "--name", "kv-handshake"])
+    entry = resolve(reference, session="x3", rootpath=None)
+    stores = EnteredStores()
+    try:
+        assert names_itself(entry)
+        spec = stores.enter(entry)
+        assert named_by_spec(entry, spec).name == "kv-handshake", (
+            "an exec: store is named in test ids and reports by its handshake, not its script")
+    finally:
+        stores.close()
+
+
+def test_the_skip_hint_of_an_exec_store_names_the_handshake_and_exec_in_pyproject() -> None:
+    from dw_testing.plugin.catalogue import capability_hint
+
+    hint = capability_hint("dir-ts", "nested_keys", "exec:deno run -A store.ts /tmp/r")
+    assert "dw-store/1 handshake" in hint and "nested_keys: true" in hint
+    assert 'exec = ["deno", "run", "-A", "store.ts", "/tmp/r"]' in hint
+    assert "factory.capabilities" not in hint and "obj =" not in hint

@@ -43,7 +43,7 @@ def test_numbers_parse_at_their_width_and_not_one_digit_off() -> None:
     keys.due_key("r1", "w1", 90.0).replace("/w1", ""),
     keys.run_state_key("running", "wf", "r1") + "/extra",
     keys.wait_key("w1") + "/extra",
-    keys.wait_key(""),
+    keys.wait_key("w1").replace("w1", ""),
 ])
 def test_a_key_with_a_segment_too_many_too_few_or_empty_is_no_key_of_its_family(
     key: str,

@@ -48,7 +48,8 @@ def test_the_server_stops_on_a_bad_request_line() -> None:
     assert code == 2 and replies == []
 
 
-LISTS = {"segment_prefixes": True, "sorted_list": True}
+LISTS = {"segment_prefixes": True, "sorted_list": True, "refuses_bad_keys": True,
+         "nested_keys": True}
 
 
 @pytest.mark.parametrize(("reference", "expected"), [

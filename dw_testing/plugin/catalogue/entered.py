@@ -9,6 +9,7 @@ from dw_testing.judge.slot import TrialSlot
 from dw_testing.kit.spec import StoreSpec
 from dw_testing.plugin.catalogue.entries import CatalogueError, StoreEntry
 from dw_testing.plugin.catalogue.setup_error import StoreSetupError
+from dw_testing.plugin.fault_tally import tallied
 from dw_testing.plugin.network import NetworkRouting
 from reference_engine.stores.async_adapter import adapting
 from reference_engine.stores.contract import close_store
@@ -65,9 +66,13 @@ class EnteredStores:
         # Under --dw-network, a store that declares its route reaches it through a proxy.
         spec = self.routing.route(entry.name, spec, self._stack)
         # Handles of an async store (methods `async def`) are driven on a loop of their own.
+        factory = adapting(spec.factory, label=entry.name)
+        if self.routing.proxy(entry.name) is not None:
+            # What the faults provoke in it is tallied for the report (fault_tally).
+            factory = tallied(factory, self.routing.tally(entry.name))
         self._specs[entry.name] = replace(
             spec, name=entry.name, capabilities=merged,
-            factory=self.trials.judged_factory(adapting(spec.factory, label=entry.name)))
+            factory=self.trials.judged_factory(factory))
         return self._specs[entry.name]
 
     def capabilities(self, entry: StoreEntry) -> dict[str, bool]:

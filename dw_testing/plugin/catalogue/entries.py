@@ -4,6 +4,7 @@ from, and what that source means for declaring a capability."""
 from __future__ import annotations
 
 import difflib
+import shlex
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -53,9 +54,10 @@ def close_matches(wanted: str, candidates: Iterable[str]) -> str:
 
 def names_itself(entry: StoreEntry) -> bool:
     """Whether ``entry`` is an import path given to ``--dw-store``, whose provider's
-    ``StoreSpec(name=...)`` names it (a pyproject table, an entry point or a built-in is
-    named by that)."""
-    return IMPORT_PATH.match(entry.source) is not None
+    ``StoreSpec(name=...)`` names it, or an ``exec:`` command given to it, named by its
+    handshake's store name (a pyproject table, an entry point or a built-in is named by
+    that)."""
+    return IMPORT_PATH.match(entry.source) is not None or entry.source.startswith("exec:")
 
 
 def named_by_spec(entry: StoreEntry, spec: StoreSpec) -> StoreEntry:
@@ -98,6 +100,15 @@ def capability_hint(store: str, capability: str, source: str = "pyproject.toml")
                "StoreSpec(capabilities=...) in a provider")
     if source.startswith("entry point "):
         return f"{missing}; declare it in code: {in_code}"
+    if source.startswith("exec:"):
+        try:
+            words = ", ".join(f'"{w}"' for w in shlex.split(source[len("exec:"):]))
+        except ValueError:  # unbalanced quotes: the command as given
+            words = f'"{source[len("exec:"):]}"'
+        return (f"{missing}; declare it in the store's dw-store/1 handshake "
+                f"(`capabilities: {{ {capability}: true }}` in the options given to serve()), "
+                f"or name the store in pyproject.toml, [tool.dw-testing.stores.NAME] with "
+                f"exec = [{words}] and {table}, and run --dw-store=NAME")
     key = "uri" if "://" in source else "obj"
     return (f"{missing}; declare it in code: {in_code}; or name the store in pyproject.toml, "
             f"[tool.dw-testing.stores.NAME] with {key} = \"{source}\" and {table}, and run "

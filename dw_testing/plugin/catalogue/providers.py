@@ -94,12 +94,15 @@ def exec_provider(reference: str, label: str, *, fork: bool = False) -> Provider
         sample = open_handle()
         try:
             announced = dict(getattr(sample, "capabilities", {}) or {})
+            # The handshake's store name; the catalogue uses it for an exec: command given
+            # as is (a pyproject table or a built-in name keeps its own).
+            chosen = str(getattr(sample, "store_name", "") or "").strip() or label
         finally:
             close_store(sample)
-        check_capabilities(announced, f"exec store {label!r} (its dw-store/1 handshake)")
+        check_capabilities(announced, f"exec store {chosen!r} (its dw-store/1 handshake)")
         try:
             yield StoreSpec(factory=open_handle, uri=reference, capabilities=announced,
-                            name=label)
+                            name=chosen)
         finally:
             # Children started ahead of need would outlive the session (and its temp dirs).
             end_spares()

@@ -32,6 +32,10 @@ MEMORY_CAPABILITIES: Mapping[str, bool] = {
     # whole segments and order too.
     "segment_prefixes": True,
     "sorted_list": True,
+    # And it keeps the two key promises the built-in stores keep, so the key mutants are
+    # held to them in full.
+    "refuses_bad_keys": True,
+    "nested_keys": True,
 }
 
 Provider = Callable[[], AbstractContextManager[StoreSpec]]

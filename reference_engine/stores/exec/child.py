@@ -28,8 +28,10 @@ from reference_engine.stores.exec.protocol import (
 )
 
 # What the suite cannot guess from a reference served by another process.
-# The built-in stores list by whole segments, sorted (segment_prefixes, sorted_list).
-_BUILTIN_LIST = {"segment_prefixes": True, "sorted_list": True}
+# The built-in stores list by whole segments, sorted (segment_prefixes, sorted_list), refuse
+# bad key shapes (refuses_bad_keys) and hold nested records (nested_keys).
+_BUILTIN_LIST = {"segment_prefixes": True, "sorted_list": True, "refuses_bad_keys": True,
+                 "nested_keys": True}
 _SCHEME_CAPABILITIES: dict[str, dict[str, bool]] = {
     # memory:// lives in this process alone: a second child is a second, empty store.
     "memory": {"cross_handle": False, "cross_process": False, "durable_reopen": False,

@@ -21,7 +21,9 @@ export type Capability =
   | "large_values"
   | "distinguishes_conflict"
   | "segment_prefixes"
-  | "sorted_list";
+  | "sorted_list"
+  | "refuses_bad_keys"
+  | "nested_keys";
 
 export interface ServeOptions {
   /** The store's name in reports. */
