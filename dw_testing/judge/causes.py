@@ -87,9 +87,16 @@ class Causes:
                               for o in mine)
                 return self._made("C-CREATE-5" if deleted else "C-CREATE-3", op.process, call,
                                   "no record yet (True)")
+            # Completed before this create began (a clock tick can give both one stamp; one
+            # process's calls are in order anyway): then no race explains it, C-CREATE-1 does.
             earlier = [o for o in mine if o.op in ("put", "put_if_absent") and o.ret is not None
-                       and o.ret < op.call]
-            return self._made("C-CREATE-1" if earlier else "C-CREATE-2", op.process, call,
+                       and o is not op and (o.ret <= op.call or (o.process == op.process
+                                                                 and o.call < op.call))]
+            # A create told True after this one had returned won over a finished record too.
+            after = [o for o in mine if o.op == "put_if_absent" and o.result is True
+                     and o is not op and op.ret is not None and o.call >= op.ret]
+            return self._made("C-CREATE-1" if earlier or after else "C-CREATE-2", op.process,
+                              call,
                               "a record already exists (False)")
         return self._made("C-DEL-1" if op.op == "delete" else "C-PUT-1", op.process, call,
                           shown)

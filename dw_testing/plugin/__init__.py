@@ -35,8 +35,10 @@ from dw_testing.plugin.session import PLUGIN_NAME, DwSession
 __all__ = ["DwChildTarget", "conformance_test"]
 
 # Registered with this module, as pytest registers any plugin's ``pytest_plugins``.
-pytest_plugins = ["dw_testing.plugin.fixtures", "dw_testing.plugin.engine_fixtures",
-                  "dw_testing.plugin.judging"]
+pytest_plugins = ["dw_testing.plugin.fixtures", "dw_testing.plugin.engine_fixtures"]
+# The judge's hooks and fixture; this module imports it already, so it is registered as a
+# module object (as a pytest_plugins name, pytest would warn it cannot rewrite its asserts).
+JUDGING_PLUGIN = "dw_testing.plugin.judging"
 
 
 # The self-test's engine variants are chosen by this variable and served by this plugin.
@@ -99,6 +101,8 @@ def pytest_configure(config: pytest.Config) -> None:
     plugins.register(OutcomeHooks(session), f"{PLUGIN_NAME}-outcomes")
     plugins.register(HealHooks(session), f"{PLUGIN_NAME}-heal")
     plugins.register(SummaryHooks(session), f"{PLUGIN_NAME}-summary")
+    if not plugins.has_plugin(JUDGING_PLUGIN):
+        plugins.register(judging, JUDGING_PLUGIN)
     judging.register(config, session)
     if not session.is_worker and plugins.hasplugin("xdist"):
         plugins.register(XdistHooks(session), f"{PLUGIN_NAME}-xdist")

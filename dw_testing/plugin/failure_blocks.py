@@ -42,6 +42,8 @@ FIXES: Mapping[str, str] = {
     "C-PUT-1": "write to a temporary object and rename or swap it into place, so a reader "
                "sees the old bytes or the new, never a mix",
     "C-DEL-1": "delete the record and treat a missing key as done, not as an error",
+    "C-LAST-1": "keep every record until it is deleted: no expiry, eviction or time to live "
+                "on the backend (a cache's default TTL included)",
     "C-LIST-3": "return every key that starts with the prefix, whole, each once, and "
                 "nothing else",
     "C-LIST-4": "match a bare prefix on whole segments, or stop declaring segment_prefixes",
@@ -156,8 +158,17 @@ def in_handshake_terms(text: str) -> str:
     return "".join(pieces)
 
 
+# The judge's note before a failing test's own message: "[C-X judged: <the call>] ...".
+_JUDGED = re.compile(r"^\[(C-[A-Z]+-\d+) judged: (.*?)\] ")
+
+
 def _what(reason: str) -> tuple[str | None, str]:
-    """The message without its exception's name; the clause it leads with, if any."""
+    """The message without its exception's name; the clause it leads with, if any. A
+    judged cause comes first: its clause, then the wrong answer, then what the test saw."""
+    judged = _JUDGED.match(reason.strip())
+    if judged is not None:
+        _, saw = _what(reason.strip()[judged.end():])
+        return judged.group(1), f"{judged.group(2)}; then the test saw: {saw}"
     first = reason.strip()
     while True:
         stripped = _EXCEPTION_PREFIX.sub("", first, count=1)

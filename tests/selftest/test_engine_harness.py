@@ -32,7 +32,9 @@ def test_ambiguous_create_tests_pass_on_a_store_that_answers_false_to_every_winn
     workdir.mkdir()
     run = SuiteRun(rootdir=workdir, stores=["winner_told_false:false_to_every_winner"],
                    report=workdir / "report.json", marker="dw_engine", traceback="line",
-                   extra=["-k", "ambiguous"])
+                   # The engine's harness is under test, not the store: the judge, which
+                   # rightly blames this store for C-CREATE-3, is off.
+                   extra=["-k", "ambiguous", "--dw-judge=off"])
     env = run.environment()
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(tmp_path), env.get("PYTHONPATH", "")) if p)
