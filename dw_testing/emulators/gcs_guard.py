@@ -3,7 +3,7 @@
 fake-gcs-server v1.54.0 honours a create's precondition only on multipart uploads: a simple
 media upload or a resumable upload overwrites an existing object (fsouza/fake-gcs-server
 #994). A GCS store that creates that way, as swamp's does, would be failed for the
-emulator's bug. The guard answers every request one at a time (so a check and the write
+emulator's bug. The guard answers every write one at a time (so a check and the write
 behind it are atomic) and refuses, with GCS's own 412, a create whose object exists: a
 media upload at once, a resumable upload when its session starts and again when its last
 chunk arrives. Everything else passes through unchanged, the ``Location`` of a resumable
@@ -16,6 +16,7 @@ import contextlib
 import http.client
 import json
 import re
+import socket
 import threading
 from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +25,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 TIMEOUT_S = 30.0
 _UPLOAD_PATH = re.compile(r"^/upload/storage/v1/b/(?P<bucket>[^/]+)/o/?$")
 _COMPLETES = re.compile(r"bytes (?:\*|(?P<first>\d+)-(?P<last>\d+))/(?P<total>\d+)$")
+_WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "host", "content-length"}
 _PRECONDITION_FAILED = json.dumps({"error": {
     "code": 412, "message": "conditionNotMet: the object exists (ifGenerationMatch=0)",
@@ -40,6 +42,7 @@ class _Guard:
         self.lock = threading.Lock()
         self.sessions: dict[str, tuple[str, str]] = {}  # upload_id -> (bucket, object name)
         self.refused = 0
+        self._connections = threading.local()
 
     def exists(self, bucket: str, name: str) -> bool:
         status, _, _ = self.send("GET", f"/storage/v1/b/{bucket}/o/{quote(name, safe='')}",
@@ -48,13 +51,23 @@ class _Guard:
 
     def send(self, method: str, path: str, headers: Mapping[str, str],
              body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
-        connection = http.client.HTTPConnection(self.host, self.port, timeout=TIMEOUT_S)
-        try:
-            connection.request(method, path, body=body or None, headers=dict(headers))
-            answer = connection.getresponse()
-            return answer.status, answer.getheaders(), answer.read()
-        finally:
-            connection.close()
+        """One request upstream on this thread's kept-alive connection (a new one if the
+        emulator closed it)."""
+        for attempt in range(2):
+            connection = getattr(self._connections, "upstream", None)
+            if connection is None:
+                connection = http.client.HTTPConnection(self.host, self.port, timeout=TIMEOUT_S)
+                self._connections.upstream = connection
+            try:
+                connection.request(method, path, body=body or None, headers=dict(headers))
+                answer = connection.getresponse()
+                return answer.status, answer.getheaders(), answer.read()
+            except (http.client.HTTPException, ConnectionError):
+                connection.close()
+                self._connections.upstream = None
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
 
     def refuses(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> bool:
         """Whether this request is a create whose object already exists."""
@@ -118,10 +131,19 @@ def _handler(guard: _Guard, own_url: str, upstream: str) -> type[BaseHTTPRequest
         def log_message(self, format: str, *args: object) -> None:
             return  # no line per request
 
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body leave in two writes: without this, Nagle's algorithm and the
+            # client's delayed ACK hold every answer back about 40 ms.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def _forward(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
-            with guard.lock:
+            # Writes one at a time, so a create's check and its write are atomic among them;
+            # reads need no lock and go straight through.
+            lock = guard.lock if self.command in _WRITES else contextlib.nullcontext()
+            with lock:
                 if guard.refuses(self.command, self.path, headers, body):
                     guard.refused += 1
                     status, answer_headers, answer = (

@@ -73,6 +73,10 @@ class Causes:
                 return self._made("C-HANDLE-1" if newer else "C-PUT-1", op.process,
                                   call + " (an older record)", shown)
             if op.result is None:
+                if allowed and all(v == b"" for v in allowed):
+                    # The record is there, empty: None for b'' is a read that drops it.
+                    return self._made("C-GET-1", op.process, call + " for an empty record",
+                                      shown)
                 return self._made(self._gone_cause(op, mine, others), op.process, call, shown)
         if op.op == "put_if_absent":
             if op.result is False:

@@ -313,6 +313,11 @@ ENGINE_VARIANTS: dict[str, MutantInfo] = {
 # relies on the promise the mutant breaks. Every other store mutant must fail ``-m
 # dw_engine`` (tests/engine_conformance checks both directions).
 ENGINE_UNKILLABLE_STORE_MUTANTS: Mapping[str, str] = {
+    "list_beside_writes_cut_short": "the engine lists runs and deadlines and reads each "
+    "record back before it acts, and a pass that misses a run finds it on the next; only "
+    "the judge, which holds every list to C-LIST-3, sees the cut-short answer",
+    "trims_line_ends": "every value the engine writes is JSON it encodes itself, which "
+    "never ends in a CR or LF; only a value ending in a line end shows it (C-VAL-1)",
     "false_to_winner": "by design: the engine decides every race by reading the record "
     "back, so it must tolerate a False told to the winner (C-ENGINE-1); by C-CREATE-3 only the "
     "store-level suite fails it",
