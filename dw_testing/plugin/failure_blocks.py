@@ -208,6 +208,8 @@ def failure_blocks(report: Mapping[str, Any],
                    exec_stores: Collection[str] = ()) -> list[FailureBlock]:
     """A block per FAIL or UNKNOWN test; ``exec_stores`` are told in handshake terms."""
     titles = clause_titles()
+    # The report names the exec: stores by their handshake's name (what --store said may not).
+    exec_stores = {*exec_stores, *(report.get("exec_stores") or [])}
     # A store that could not be opened failed every test on that one error, told once
     # (setup_error_lines), not once a test under each test's clauses.
     unopened = set(report.get("setup_errors") or {})

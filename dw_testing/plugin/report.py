@@ -59,6 +59,8 @@ class SummaryHooks:
             built.update(JudgeBook.of(run.config).report_sections())
             if run.faults_met:
                 built["faults_met"] = run.faults_met
+            if run.exec_store_names():
+                built["exec_stores"] = run.exec_store_names()
             write(built, Path(path))
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -74,8 +76,9 @@ class SummaryHooks:
         if not failing:
             return
         terminalreporter.section("dw-testing: what to fix")
-        for block in failure_blocks({"tests": failing},
-                                    exec_store_names(session.config.option.dw_store)):
+        exec_stores = {*exec_store_names(session.config.option.dw_store),
+                       *session.exec_store_names()}
+        for block in failure_blocks({"tests": failing}, exec_stores):
             terminalreporter.write_line(block.text())
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

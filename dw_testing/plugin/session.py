@@ -153,6 +153,11 @@ class DwSession:
                     close_quietly(handle)
         return counts
 
+    def exec_store_names(self) -> list[str]:
+        """The test-id names of the stores given as ``exec:`` commands (named by their
+        handshake), whose failures are told in the handshake's terms."""
+        return [entry.name for entry in self.entries if entry.source.startswith("exec:")]
+
     def store_names(self) -> list[str]:
         if self.entries:
             return [entry.name for entry in self.entries]

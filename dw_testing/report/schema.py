@@ -43,6 +43,8 @@ REPORT_SCHEMA: Mapping[str, Any] = {
         "leftovers": {"type": "object", "additionalProperties": {"type": "integer"}},
         # Store name -> why it could not be opened (its factory's or provider's own words).
         "setup_errors": {"type": "object", "additionalProperties": {"type": "string"}},
+        # The stores given as exec: commands, by their handshake's name.
+        "exec_stores": {"type": "array", "items": {"type": "string"}},
         "versions": {"type": "object", "additionalProperties": {"type": "string"}},
         "replay": {"type": ["string", "null"]},
         # Under --dw-network, per store: faults played, calls raised by operation, creates
