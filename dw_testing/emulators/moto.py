@@ -362,11 +362,12 @@ S3_PROBES = ("moto-put-race", "moto-copy-if-none-match")
 
 
 def s3_spec(endpoint: str, bucket: str, name: str,
-            store_class: Callable[..., Any] | None = None) -> StoreSpec:
+            store_class: Callable[..., Any] | None = None,
+            probes: tuple[str, ...] = S3_PROBES) -> StoreSpec:
     """Create ``bucket`` on the server at ``endpoint`` and describe the store on it; its
     ``NetworkRoute`` lets ``--dw-network`` put a fault proxy in front of the server.
     ``store_class`` (default ``S3Store``) is called as ``S3Store`` is. The spec carries the
-    known moto bugs that the probes showed on this server."""
+    known bugs that ``probes`` (by default moto's) showed on this server."""
     from dw_testing.emulators.probes import shown
     from reference_engine.stores.s3 import S3Store
 
@@ -384,7 +385,7 @@ def s3_spec(endpoint: str, bucket: str, name: str,
     capabilities = {"cross_process": True, "durable_reopen": True, **BUILTIN_LIST_CAPABILITIES}
     return StoreSpec(factory=lambda: at(endpoint), uri=uri, capabilities=capabilities,
                      name=name, network=NetworkRoute(endpoint, at),
-                     emulator_bugs=shown(endpoint, S3_PROBES))
+                     emulator_bugs=shown(endpoint, probes))
 
 
 @contextlib.contextmanager

@@ -150,6 +150,22 @@ def s3_conditional_copy_overwrites(endpoint: str) -> bool:
     return True
 
 
+def s3_create_beside_a_key_beneath_refused(endpoint: str) -> bool:
+    """``PutObject`` of ``a`` with ``If-None-Match: *`` while ``a/b`` exists: refused (412)
+    although no object ``a`` exists? (SeaweedFS takes its directory entry for an object.)"""
+    client = _s3_client(endpoint)
+    bucket = _probe_bucket(client)
+    parent = f"nest/{uuid.uuid4().hex}"
+    client.put_object(Bucket=bucket, Key=f"{parent}/b", Body=b"beneath")
+    try:
+        client.put_object(Bucket=bucket, Key=parent, Body=b"parent", IfNoneMatch="*")
+    except client.exceptions.ClientError as exc:
+        if _status(exc) != 412:
+            raise
+        return True
+    return False
+
+
 # -- GCS (fake-gcs-server) -----------------------------------------------------------
 
 
@@ -235,6 +251,10 @@ BUGS: Mapping[str, EmulatorBug] = MappingProxyType({bug.name: bug for bug in (
     EmulatorBug("moto-dynamodb-race",
                 "PutItem checks its ConditionExpression without a lock: two racing creates "
                 "both win", dynamodb_racing_creates_both_win),
+    EmulatorBug("seaweedfs-directory-entry",
+                "a create of a answers False while a/b exists: the If-None-Match check takes "
+                "the filer's directory entry for an object",
+                s3_create_beside_a_key_beneath_refused),
     EmulatorBug("moto-copy-if-none-match",
                 "CopyObject ignores If-None-Match: * and overwrites an existing key",
                 s3_conditional_copy_overwrites),
