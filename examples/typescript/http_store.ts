@@ -24,6 +24,12 @@ import {
 
 const ATTEMPTS = 3;
 
+// fetch's BodyInit takes only bytes over a plain ArrayBuffer; a view over another buffer
+// (the shim's decoded value may be one) is copied into one.
+function asBody(data: Uint8Array): Uint8Array<ArrayBuffer> {
+  return data.slice();
+}
+
 export class HttpStore implements ControlPlaneStore {
   private checked = false;
 
@@ -57,7 +63,7 @@ export class HttpStore implements ControlPlaneStore {
   }
 
   async put(key: string, data: Uint8Array): Promise<void> {
-    const reply = await this.request(this.object(key), { method: "PUT", body: data });
+    const reply = await this.request(this.object(key), { method: "PUT", body: asBody(data) });
     await reply.body?.cancel();
     if (!reply.ok) throw new Error(`put answered ${reply.status}`);
   }
@@ -65,7 +71,7 @@ export class HttpStore implements ControlPlaneStore {
   async putIfAbsent(key: string, data: Uint8Array): Promise<boolean> {
     const reply = await this.request(this.object(key), {
       method: "PUT",
-      body: data,
+      body: asBody(data),
       headers: { "If-None-Match": "*" },
     });
     await reply.body?.cancel();
