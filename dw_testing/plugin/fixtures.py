@@ -101,6 +101,9 @@ def _dw_network_faults(request: pytest.FixtureRequest) -> Iterator[None]:
     if "_dw_prefix" in request.fixturenames:
         # Set up first, so it is torn down after this fixture: faults stop before the clear.
         request.getfixturevalue("_dw_prefix")
+    if "_dw_judge" in request.fixturenames:
+        # The judge's own writes (the lasting records) are the harness's, made before faults.
+        request.getfixturevalue("_dw_judge")
     from dw_testing.plugin.heal import ended_early
 
     tally = routing.tally(spec.name)
