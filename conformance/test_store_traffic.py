@@ -4,8 +4,10 @@ same prefix (C-LIST-3 for a list that is not a snapshot, C-HANDLE-2).
 The test asserts only what any one answer must be on its own (keys under the prefix, each
 once); what an answer must hold given the calls around it is the judge's to check
 (``dw_testing.judge``): every key written before the list began and untouched since is
-there, and nothing that never existed while it ran. Writers start together at a barrier;
-the lister lists until they are done, so lists and writes overlap without any sleep.
+there, and nothing that never existed while it ran. Writers start together at a barrier and
+take turns with the lister, a list after each write, so every list runs in the midst of
+both writers' traffic (overlapping their calls on a store whose calls wait on I/O) without
+any sleep.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ CALL_TIMEOUT_SECONDS = 60.0
 
 
 def _churn(store: Any, writer: int, start: threading.Barrier, done: threading.Semaphore,
-           seed: int) -> None:
+           turn: threading.Semaphore, seed: int) -> None:
     draw = rng(f"traffic/{seed}/{writer}")
     start.wait()
     for n in range(WRITES_EACH):
@@ -37,6 +39,8 @@ def _churn(store: Any, writer: int, start: threading.Barrier, done: threading.Se
         else:
             store.put(key, b"%d" % n)
         done.release()  # one list per call, so the lists spread over the writing
+        if not turn.acquire(timeout=CALL_TIMEOUT_SECONDS):
+            return  # the lister raised: its error is the test's
 
 
 @pytest.mark.dw_requires("cross_handle")
@@ -44,28 +48,34 @@ def test_lists_running_beside_writes_and_deletes_on_other_handles(
     dw_store: Any, dw_open_handle: Callable[[], Any],
 ) -> None:
     for n in range(STABLE_KEYS):
-        dw_store.put(f"stable/{n:02d}", b"kept")
+        dw_store.put(f"stable/{n:03d}", b"kept")
     start = threading.Barrier(WRITERS + 1)
     done = threading.Semaphore(0)
+    turn = threading.Semaphore(0)
     seed = rng("traffic").randrange(2**32)
-    writers = [threading.Thread(target=_churn, args=(dw_open_handle(), w, start, done, seed))
+    writers = [threading.Thread(target=_churn, args=(dw_open_handle(), w, start, done, turn,
+                                                      seed))
                for w in range(WRITERS)]
     for thread in writers:
         thread.start()
     start.wait()
     answers = []
-    for _ in range(WRITERS * WRITES_EACH):
-        if not done.acquire(timeout=CALL_TIMEOUT_SECONDS):
-            break  # a writer raised: its thread's error is the store's own tests' to judge
-        answers.append(dw_store.list(""))
-    for thread in writers:
-        thread.join()
+    try:
+        for _ in range(WRITERS * WRITES_EACH):
+            if not done.acquire(timeout=CALL_TIMEOUT_SECONDS):
+                break  # a writer raised: its thread's error is the store's own tests' to judge
+            answers.append(dw_store.list(""))
+            turn.release()
+    finally:
+        turn.release(WRITERS * WRITES_EACH)  # no writer waits on a lister that stopped
+        for thread in writers:
+            thread.join()
     answers.append(dw_store.list(""))
     for answer in answers:
         problems = [k for k in answer if not isinstance(k, str) or "/" not in k]
         assert not problems and len(answer) == len(set(answer)), (
             f"C-LIST-3: list('') answered {answer!r}; expected each key once, in full")
-    stable = {f"stable/{n:02d}" for n in range(STABLE_KEYS)}
+    stable = {f"stable/{n:03d}" for n in range(STABLE_KEYS)}
     assert stable <= set(answers[-1]), (
         f"C-LIST-3: after every writer finished, list('') answered {sorted(answers[-1])!r}; "
-        f"expected it to hold the {STABLE_KEYS} keys stable/00..stable/{STABLE_KEYS - 1:02d}")
+        f"expected it to hold the {STABLE_KEYS} keys stable/000..stable/{STABLE_KEYS - 1:03d}")
