@@ -33,8 +33,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from dw_testing.history import Operation
-from dw_testing.kit.key_grammar import MAX_KEY_BYTES, MAX_SEGMENT_BYTES
 from dw_testing.judge.recording import ListCall, TrialLog
+from dw_testing.kit.key_grammar import MAX_KEY_BYTES, MAX_SEGMENT_BYTES
 
 Cell = tuple[str, str, str]
 
