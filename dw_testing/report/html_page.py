@@ -80,7 +80,6 @@ def render_html(report: Mapping[str, Any]) -> str:
                      _run_section(report),
                      _diagnosis_section(report.get("diagnosis")),
                      _capability_section(report),
-                     _coverage_section(report.get("coverage") or {}),
                      _clause_section(report["tests"]),
                      _failure_section(report["tests"]),
                      _listed_section("deviations", "Known deviations", "XFAIL",
@@ -88,6 +87,7 @@ def render_html(report: Mapping[str, Any]) -> str:
                      _listed_section("skips", "Skipped tests", "SKIP", report["tests"],
                                      "No test was skipped."),
                      _leftover_section(report.get("leftovers", {})),
+                     _coverage_section(report.get("coverage") or {}),
                      _kill_section(kill),
                  ], report)
 
