@@ -192,14 +192,14 @@ def key_cells(key: str) -> set[Cell]:
     for match in _SPECIAL.finditer(key):
         cells.update(("key character", special_name(match.group()), pos)
                      for pos in _positions(key, match.start()))
-    encoded = len(key.encode("utf-8"))
+    encoded = len(key.encode("utf-8", "surrogatepass"))
     if encoded == MAX_KEY_BYTES:
         cells.add(("key length", _width(key), LENGTH_POSITIONS[1]))
     elif encoded > MAX_KEY_BYTES:
         cells.add(("key length", _width(key), LENGTH_POSITIONS[3]))
     if encoded >= MAX_SEGMENT_BYTES:
         for segment in key.split("/"):
-            size = len(segment.encode("utf-8"))
+            size = len(segment.encode("utf-8", "surrogatepass"))
             if size == MAX_SEGMENT_BYTES:
                 cells.add(("key length", _width(segment), LENGTH_POSITIONS[0]))
             elif size > MAX_SEGMENT_BYTES:
@@ -224,9 +224,17 @@ def _positions(key: str, index: int) -> list[str]:
     return found
 
 
+_FOUR_BYTES = re.compile("[\U00010000-\U0010ffff]")
+_THREE_BYTES = re.compile("[\u0800-\uffff]")
+
+
 def _width(text: str) -> str:
-    widest = max((len(ch.encode("utf-8", "surrogatepass")) for ch in text), default=1)
-    return WIDTHS[min(widest, 4) - 1]
+    """The UTF-8 width of the widest character of ``text``."""
+    if text.isascii():
+        return WIDTHS[0]
+    if _FOUR_BYTES.search(text):
+        return WIDTHS[3]
+    return WIDTHS[2] if _THREE_BYTES.search(text) else WIDTHS[1]
 
 
 def _list_cells(lists: Sequence[ListCall], writes: Sequence[Operation]) -> Counter[Cell]:
@@ -242,7 +250,7 @@ def _list_cells(lists: Sequence[ListCall], writes: Sequence[Operation]) -> Count
             found[LIST_CELLS[0]] += 1
         # Four bytes a character at most: most answers are ruled out without encoding them.
         if sum(len(k) for k in keys) * 4 > PAGE_BYTES \
-                and sum(len(k.encode("utf-8")) for k in keys) > PAGE_BYTES:
+                and sum(len(k.encode("utf-8", "surrogatepass")) for k in keys) > PAGE_BYTES:
             found[LIST_CELLS[1]] += 1
         if values_may_pass and _listed_value_bytes(keys, call, done) > PAGE_BYTES:
             found[LIST_CELLS[2]] += 1
@@ -262,37 +270,36 @@ def _listed_value_bytes(keys: Iterable[str], call: ListCall,
 
 def _traffic_cells(log: TrialLog) -> Counter[Cell]:
     found: Counter[Cell] = Counter()
-    changes: dict[str, list[Operation]] = {}
-    for op in sorted(log.ops, key=lambda op: op.call):
-        if op.op in ("put", "put_if_absent", "delete"):
-            changes.setdefault(op.process, []).append(op)
-    starts = {handle: [op.call for op in ops] for handle, ops in changes.items()}
+    changes = sorted((op for op in log.ops if op.op in ("put", "put_if_absent", "delete")),
+                     key=lambda op: op.call)
+    starts = [op.call for op in changes]
     for call in log.lists:
-        kinds: set[Cell] = set()
-        for handle, ops in changes.items():
-            if handle != call.handle:
-                kinds.update(_beside(call, ops, starts[handle]))
-        found.update(kinds)
+        found.update(_beside(call, changes, starts))
     reads = _reads_after_reopen(log)
     if reads:
         found[TRAFFIC_CELLS[2]] += reads
     return found
 
 
-def _beside(call: ListCall, ops: Sequence[Operation], starts: Sequence[int]) -> set[Cell]:
-    """The kinds of one other handle's changes under the list's prefix that ran beside it:
-    those that overlapped it, and, when it ran between two of them, the one before and the
-    one after."""
+# How many changes on either side of a list are looked at: enough for two writers taking
+# turns with a lister, few enough that a test of thousands of calls is counted at once.
+_NEAR = 8
+
+
+def _beside(call: ListCall, changes: Sequence[Operation], starts: Sequence[int]) -> set[Cell]:
+    """The kinds of other handles' changes under the list's prefix that ran beside it: those
+    that overlapped it, else the last before and the first after it, made by one handle."""
     end = call.ret if call.ret is not None else float("inf")
-    cut = bisect.bisect_left(starts, end)  # ops[:cut] began before the list ended
-    under = [op for op in ops[max(0, cut - 8):cut + 1] if op.key.startswith(call.prefix)]
-    before = [op for op in under if op.call < end]
-    after = [op for op in under if op.call >= end]
-    if not before:
-        return set()
+    cut = bisect.bisect_left(starts, end)  # changes[:cut] began before the list ended
+    near = [op for op in changes[max(0, cut - _NEAR):cut + _NEAR]
+            if op.process != call.handle and op.key.startswith(call.prefix)]
+    before = [op for op in near if op.call < end]
     overlapping = [op for op in before if op.ret is None or op.ret > call.call]
-    around = overlapping or ([before[-1], after[0]] if after else [])
-    return {TRAFFIC_CELLS[1] if op.op == "delete" else TRAFFIC_CELLS[0] for op in around}
+    if not overlapping:
+        after = {op.process: op for op in reversed(near) if op.call >= end}
+        last = before[-1] if before else None
+        overlapping = [last, after[last.process]] if last and last.process in after else []
+    return {TRAFFIC_CELLS[1] if op.op == "delete" else TRAFFIC_CELLS[0] for op in overlapping}
 
 
 def _reads_after_reopen(log: TrialLog) -> int:
