@@ -16,7 +16,8 @@ The classes are the ones a layer between the store and its backend treats differ
   of a segment and of the key, in every key a call named;
 - *key length*: segments and keys at their byte limits (200, 1024) and one past, by the
   widest UTF-8 character they hold;
-- *list*: one answer past two backend pages, by count and by bytes of keys and of values;
+- *list*: one answer past two backend pages by count, and past a page by size (the bytes
+  of the listed keys and of their values, as DynamoDB counts a Query page);
 - *traffic*: lists beside another handle's writes and deletes under the prefix (overlapping
   one, or between two of them), and reads on a handle opened after the writer's handle was
   closed.
@@ -93,8 +94,7 @@ PAGE_KEYS = 2000
 PAGE_BYTES = 1 << 20
 LIST_CELLS: tuple[Cell, ...] = (
     ("list", "keys", f"over {PAGE_KEYS} in one answer"),
-    ("list", "key bytes", "over 1 MiB in one answer"),
-    ("list", "value bytes", "over 1 MiB in one answer"),
+    ("list", "bytes of keys and values", "over 1 MiB in one answer"),
 )
 TRAFFIC_CELLS: tuple[Cell, ...] = (
     ("traffic", "write on another handle", "beside a list"),
@@ -243,17 +243,17 @@ def _list_cells(lists: Sequence[ListCall], writes: Sequence[Operation]) -> Count
     if not answered:
         return found
     done = sorted((op for op in writes if op.ret is not None), key=lambda op: op.ret or 0)
-    values_may_pass = sum(len(op.value or b"") for op in done) > PAGE_BYTES
+    written = sum(len(op.value or b"") for op in done)
     for call in answered:
         keys = call.keys or ()
         if len(keys) > PAGE_KEYS:
             found[LIST_CELLS[0]] += 1
         # Four bytes a character at most: most answers are ruled out without encoding them.
-        if sum(len(k) for k in keys) * 4 > PAGE_BYTES \
-                and sum(len(k.encode("utf-8", "surrogatepass")) for k in keys) > PAGE_BYTES:
+        if written + 4 * sum(len(k) for k in keys) <= PAGE_BYTES:
+            continue
+        names = sum(len(k.encode("utf-8", "surrogatepass")) for k in keys)
+        if names + _listed_value_bytes(keys, call, done) > PAGE_BYTES:
             found[LIST_CELLS[1]] += 1
-        if values_may_pass and _listed_value_bytes(keys, call, done) > PAGE_BYTES:
-            found[LIST_CELLS[2]] += 1
     return found
 
 

@@ -24,8 +24,8 @@ history violation, ``history`` (the calls cut to a window around the violation).
 coverage table: the judge's recorded calls of every test, counted per cell (value bytes
 first, middle and last by byte class; values that are and are not UTF-8, JSON, text lines;
 URL, path and shell characters at every position of a key; keys and segments at and past
-their byte limits by character width; lists past two pages by count and past 1 MiB of names
-and of values; lists beside other handles' writes and deletes; reads after the writer's
+their byte limits by character width; lists past two pages by count and past 1 MiB of keys
+and values; lists beside other handles' writes and deletes; reads after the writer's
 handle closed). ``not_asked`` are cells that need a capability the store does not declare;
 ``empty`` are cells asked and not reached. ``pytest -v`` prints the same table. The HTML
 page is drawn from this same dict after it is validated against :data:`REPORT_SCHEMA`.

@@ -75,9 +75,12 @@ def test_a_list_past_two_pages_by_count_and_bytes_is_counted() -> None:
     log.ops += [Operation("h1", "put", key, b"v" * 600, None, 1, 2) for key in keys]
     log.lists.append(ListCall("h1", "many/", keys, 3, 4))
     found = count(log)
-    assert {found[("list", name, pos)] for name, pos in (
-        ("keys", f"over {PAGE_KEYS} in one answer"), ("key bytes", "over 1 MiB in one answer"),
-        ("value bytes", "over 1 MiB in one answer"))} == {1}
+    assert found[("list", "keys", f"over {PAGE_KEYS} in one answer")] == 1
+    assert found[("list", "bytes of keys and values", "over 1 MiB in one answer")] == 1
+    few = _log()
+    few.ops.append(Operation("h1", "put", "p/a", b"v" * 100, None, 1, 2))
+    few.lists.append(ListCall("h1", "p/", ("p/a",), 3, 4))
+    assert not [cell for cell in count(few) if cell[0] == "list"]
 
 
 def test_the_table_sums_tests_and_leaves_out_cells_a_store_is_not_asked() -> None:
