@@ -62,6 +62,11 @@ class InputCoverage:
         return lines(self.to_json())
 
 
+def summary(section: Mapping[str, Any]) -> list[str]:
+    """One line per store: the cells reached, and the first empty ones (``dw conformance``)."""
+    return [f"{HEADING}: {line}" for line in lines(section) if not line.startswith(" ")]
+
+
 def lines(section: Mapping[str, Any]) -> list[str]:
     """The table as text, one line per dimension and class, from a report's ``coverage``."""
     found: list[str] = []
