@@ -3,7 +3,9 @@
 A segment of 200 bytes and a key of 1024 bytes are accepted and kept apart from a sibling
 that differs in its last character only; one byte more is refused (the refusals are in
 test_store_keys.py, with the other refused shapes). ``list`` returns every key under a
-prefix holding more keys than two pages of any paged backend listing we know.
+prefix holding more keys than two pages of any paged backend listing we know, and more bytes
+than a page by size: over 1 MiB of keys and values (a DynamoDB Query page stops at 1 MB of
+items read).
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ pytestmark = pytest.mark.dw_store_contract
 # pages at 1000; thorough also catches one that pages at 5000.
 KEYS_IN_ONE_LISTING = {"quick": 2 * 1000 + 1, "ci": 2 * 1000 + 1, "thorough": 2 * 5000 + 1}
 WRITERS = 8  # writes in parallel, so the many-key listing stays quick on network stores
+# The first keys hold 60 KiB values (under every store's value limit), over 1 MiB in all:
+# a page by size, as DynamoDB counts one, as well as two pages by count.
+LARGE_VALUE_KEYS = 20
+LARGE_VALUE = b"v" * (60 << 10)
 _WIDTHS = {unit: f"{len(unit.encode('utf-8'))}-byte" for unit in UNITS}
 
 
@@ -110,7 +116,8 @@ def test_list_returns_every_key_under_a_prefix_holding_over_two_backend_pages(
 ) -> None:
     count = KEYS_IN_ONE_LISTING[active_profile()]
     keys = [f"many/{number:05d}" for number in range(count)]
-    _each(lambda key: dw_store.put(key, b"m"), keys)
+    _each(lambda key: dw_store.put(key, LARGE_VALUE if key < keys[LARGE_VALUE_KEYS] else b"m"),
+          keys)
     try:
         found = listed(dw_store, "many/", dw_caps)
     finally:
@@ -118,6 +125,7 @@ def test_list_returns_every_key_under_a_prefix_holding_over_two_backend_pages(
     assert len(found) == count and found == keys, (
         f"list('many/') returned {len(found)} keys of the {count} written under it"
         + (f", the last {found[-1]!r}" if found else "")
-        + ": follow every page of the backend's listing (continuation token, page token) "
-        "until it has no more"
+        + f" ({LARGE_VALUE_KEYS} of them hold 60 KiB values, over 1 MiB in all): follow "
+        "every page of the backend's listing (continuation token, page token, "
+        "LastEvaluatedKey) until it has no more"
     )

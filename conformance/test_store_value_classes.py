@@ -2,9 +2,10 @@
 
 A store that decodes values as text, trims line ends or whitespace, stops at NUL or escapes
 quotes breaks on a byte of one class at one position; a value ending in a given byte is drawn
-only on some seeds by the generic strategies. This test fills the grid (class x position)
-every run, with the byte in each class drawn from the run's seed, and also writes values
-that are and are not valid UTF-8, JSON and text lines. Each value is written, read back and
+only on some seeds by the generic strategies. This test fills the grid (class x position,
+the classes of the input-coverage table, :mod:`dw_testing.judge.coverage`) every run, with
+the byte in each class drawn from the run's seed, and also writes values that are and are
+not valid UTF-8, JSON and text lines. Each value is written, read back and
 listed on a second handle; the judge checks every answer as well.
 """
 
@@ -17,22 +18,11 @@ from typing import Any
 import pytest
 
 from dw_testing.history.labels import digest
+from dw_testing.judge.coverage import BYTE_CLASSES, VALUE_POSITIONS
 from dw_testing.plugin.profiles import rng
 
 pytestmark = [pytest.mark.dw_store_contract, pytest.mark.dw_clause("C-VAL-1", "C-GET-1")]
 
-BYTE_CLASSES: dict[str, tuple[int, ...]] = {
-    "nul": (0x00,),
-    "control": (*range(0x01, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F),
-    "line-end": (0x0A, 0x0D),
-    "space": (0x09, 0x20),
-    "quote-or-escape": tuple(b'"\'\\`$%&<>'),
-    "ascii-letter-or-digit": tuple(b"azAZ09"),
-    "utf8-continuation": tuple(range(0x80, 0xC0)),
-    "utf8-lead": tuple(range(0xC2, 0xF5)),
-    "never-utf8": (0xC0, 0xC1, *range(0xF5, 0x100)),
-}
-POSITIONS = ("first", "middle", "last")
 BODY = b"body-of-the-value"
 WHOLE_VALUES: dict[str, bytes] = {
     "valid-utf8-text": "çé €😀\n".encode(),
@@ -45,20 +35,25 @@ WHOLE_VALUES: dict[str, bytes] = {
 
 
 def _placed(byte: int, position: str) -> bytes:
-    middle = len(BODY) // 2
+    """``BODY`` with ``byte`` first, last, or at the middle index ``len // 2``."""
     if position == "first":
         return bytes([byte]) + BODY
     if position == "last":
         return BODY + bytes([byte])
+    middle = (len(BODY) + 1) // 2
     return BODY[:middle] + bytes([byte]) + BODY[middle:]
 
 
 def _grid() -> dict[str, bytes]:
     draw = rng("value-classes")
-    values = {f"{name}/{position}": _placed(draw.choice(members), position)
-              for name, members in BYTE_CLASSES.items() for position in POSITIONS}
+    values = {f"{_slug(name)}/{position}": _placed(draw.choice(members), position)
+              for name, members in BYTE_CLASSES.items() for position in VALUE_POSITIONS}
     values.update({f"whole/{name}": value for name, value in WHOLE_VALUES.items()})
     return values
+
+
+def _slug(name: str) -> str:
+    return name.replace(" ", "-")
 
 
 def test_values_of_every_byte_class_at_every_position_read_back_byte_for_byte(

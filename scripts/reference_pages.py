@@ -336,6 +336,16 @@ def profiles_page() -> str:
         "|---|---|---|---|",
         *rows,
         "",
+        "Every profile also writes the corner inputs, built rather than drawn, so no seed "
+        "misses one: values whose first, middle and last bytes take every byte class, "
+        "values that are and are not UTF-8, JSON and text lines, keys with each URL, path "
+        "and shell character at every position, keys and segments at and past their byte "
+        "limits in every UTF-8 width, a list past two backend pages by count and past 1 MiB "
+        "of keys and values, lists beside other handles' writes and deletes, and reads "
+        "on a new handle after the writer's closed. The generated examples come on top. "
+        "The report's input-coverage table (`coverage`, and `pytest -v`) counts the calls "
+        "that reached each cell: [report.md](report.md).",
+        "",
     ])
 
 

@@ -22,6 +22,7 @@ import pytest  # noqa: F401  # the run is pytest's: without it, dw says to insta
 from rich.console import Console
 from rich.table import Table
 
+from dw_testing.judge.coverage_table import summary as coverage_summary
 from dw_testing.plugin.failure_blocks import (
     exec_store_names,
     failure_blocks,
@@ -169,6 +170,8 @@ def conformance(stores: tuple[str, ...], report_path: Path | None, profile: str,
             console.print(f"ERROR: {message}", style="bold red", markup=False,
                           highlight=False, soft_wrap=True)
         console.print(capability_table(report))
+        for line in coverage_summary(report.get("coverage") or {}):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         # The judge's diagnosis first: causes before the failures they explain.
         for line in (report.get("diagnosis") or {}).get("lines", []):
             console.print(line, markup=False, highlight=False, soft_wrap=True)

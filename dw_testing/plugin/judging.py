@@ -14,7 +14,10 @@ from typing import Any
 
 import pytest
 
+from dw_testing.judge import coverage
 from dw_testing.judge.blame import Blame, clause_id
+from dw_testing.judge.coverage_table import HEADING as COVERAGE_HEADING
+from dw_testing.judge.coverage_table import InputCoverage, row_of
 from dw_testing.judge.diagnosis import HEADING, TestOutcome, diagnosis
 from dw_testing.judge.lasting import LastingRecords
 from dw_testing.judge.trial import JudgeFailure, Judgement, Trial
@@ -27,6 +30,7 @@ from reference_engine.stores.registry import open_store
 TRIAL = pytest.StashKey[Trial]()
 JUDGEMENT = pytest.StashKey[Judgement]()
 PROPERTY = "dw_judgement"
+COVERAGE_PROPERTY = "dw_coverage"
 # Fixtures through which calls reach the store's records without passing a judged handle.
 UNRECORDED_WRITERS = ("dw_child_target",)
 CREATE_CLAUSES = frozenset({"C-CREATE-1", "C-CREATE-2", "C-CREATE-3"})
@@ -142,6 +146,10 @@ def pytest_runtest_makereport(item: pytest.Item,
         row = judgement.to_json()
         row["judged_only"] = failed_alone
         report.user_properties.append((PROPERTY, row))
+        trial = item.stash.get(TRIAL, None)
+        if trial is not None:
+            report.user_properties.append(
+                (COVERAGE_PROPERTY, row_of(coverage.count(trial.log), trial.capabilities)))
     return report
 
 
@@ -154,6 +162,7 @@ class JudgeBook:
         self.lasting = LastingRecords(f"{session.prefix_root()}-lasting")
         self.lasting_problems: dict[str, list[str]] = {}
         self.calls = 0
+        self.coverage = InputCoverage()
 
     @classmethod
     def of(cls, config: pytest.Config) -> JudgeBook:
@@ -172,6 +181,9 @@ class JudgeBook:
         known = self.outcomes.get(report.nodeid)
         blame = known.blame if known is not None else None
         judged_only = known.judged_only if known is not None else False
+        cells = props.get(COVERAGE_PROPERTY)
+        if isinstance(cells, dict):
+            self.coverage.add(str(store), cells)
         if isinstance(row, dict):
             self.calls += int(row.get("calls", 0))
             if row.get("blame") and row.get("verdict") in ("wrong", "excused"):
@@ -228,10 +240,15 @@ class JudgeBook:
                   for nodeid, o in sorted(self.outcomes.items())
                   if o.outcome == "FAIL" and o.blame is not None}
         return {"diagnosis": {"lines": self.lines(), "calls_judged": self.calls,
-                              "judged": judged}}
+                              "judged": judged},
+                "coverage": self.coverage.to_json()}
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if terminalreporter.config.option.verbose > 0 and self.coverage.counts:
+            terminalreporter.section(f"dw-testing {COVERAGE_HEADING} (calls per cell)")
+            for line in self.coverage.lines():
+                terminalreporter.write_line(line)
         lines = self.lines()
         if not lines:
             return

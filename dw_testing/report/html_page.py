@@ -87,6 +87,7 @@ def render_html(report: Mapping[str, Any]) -> str:
                      _listed_section("skips", "Skipped tests", "SKIP", report["tests"],
                                      "No test was skipped."),
                      _leftover_section(report.get("leftovers", {})),
+                     _coverage_section(report.get("coverage") or {}),
                      _kill_section(kill),
                  ], report)
 
@@ -210,6 +211,28 @@ def _diagnosis_section(diagnosis: Mapping[str, Any] | None) -> str:
         return ""
     return (f'<section id="diagnosis"><h2>{escape(lines[0])}</h2>'
             f'<pre class="message">{escape(chr(10).join(lines[1:]))}</pre></section>')
+
+
+def _coverage_section(coverage: Mapping[str, Any]) -> str:
+    """The input-coverage table: per store, the calls that reached each cell."""
+    if not coverage:
+        return ""
+    tables = []
+    for store, table in sorted(coverage.items()):
+        cells: Mapping[str, int] = table.get("cells", {})
+        rows = "".join(
+            f"<tr><td>{escape(dimension)}</td><td><code>{escape(name)}</code></td>"
+            f"<td>{escape(position)}</td><td>{int(calls) or '<strong>0</strong>'}</td></tr>"
+            for text, calls in cells.items()
+            for dimension, name, position in [text.split(" / ", 2)])
+        empty = len(table.get("empty", []))
+        tables.append(
+            f"<h3>{escape(store)}: {len(cells) - empty} of {len(cells)} cells reached</h3>"
+            "<table><thead><tr><th>dimension</th><th>class</th><th>position</th>"
+            f"<th>calls</th></tr></thead><tbody>{rows}</tbody></table>")
+    return ('<section id="coverage"><h2>Input coverage</h2><p>The store calls of every '
+            "test, sorted by what their keys, values and lists held; a cell at 0 is a corner "
+            "no test reached on that store.</p>" + "".join(tables) + "</section>")
 
 
 def _failure_section(tests: Sequence[Mapping[str, Any]]) -> str:

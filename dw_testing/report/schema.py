@@ -56,6 +56,16 @@ REPORT_SCHEMA: Mapping[str, Any] = {
                 "false_to_own_write": {"type": "integer"},
             }}},
         "kill_matrix": {"$ref": "#/$defs/kill_matrix"},
+        # Per store, the judge's calls per input cell "dimension / class / position"
+        # (dw_testing/judge/coverage.py); cells it does not ask of the store, and empty ones.
+        "coverage": {"type": "object", "additionalProperties": {
+            "type": "object", "required": ["cells", "not_asked", "empty"],
+            "properties": {
+                "cells": {"type": "object",
+                          "additionalProperties": {"type": "integer", "minimum": 0}},
+                "not_asked": {"type": "array", "items": {"type": "string"}},
+                "empty": {"type": "array", "items": {"type": "string"}},
+            }}},
     },
     "$defs": {
         "matrix": {"type": "object", "additionalProperties": {

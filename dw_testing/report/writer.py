@@ -10,13 +10,24 @@ Shape (``schema`` 1)::
      "by_store": {store: {name: {"outcome", "failing": [...]}}},
      "leftovers": {store: count}, "setup_errors"?: {store: message},
      "versions"?: {package: version}, "replay"?: "python -m pytest ...",
-     "kill_matrix"?: {"tests": [...], "mutants": [{"name", "level", "defect", "killed_by"}]}}
+     "kill_matrix"?: {"tests": [...], "mutants": [{"name", "level", "defect", "killed_by"}]},
+     "diagnosis"?: {"lines": [...], "calls_judged": n, "judged": {nodeid: {...}}},
+     "coverage"?: {store: {"cells": {"dimension / class / position": calls},
+                           "not_asked": [...], "empty": [...]}}}
 
 ``store`` is the single store's name, or the list of names when several ran; ``stores`` is
 always the list. ``capabilities`` folds every store together (worst wins); ``by_store``
 keeps them apart. ``failing`` lists the FAIL and UNKNOWN tests. A test's ``clauses`` are
 the contract clause ids it checks; a failing test keeps its whole ``message`` and, for a
-history violation, ``history`` (the calls cut to a window around the violation). The HTML
+history violation, ``history`` (the calls cut to a window around the violation).
+``diagnosis`` is the judge's "What is wrong with this store". ``coverage`` is the input
+coverage table: the judge's recorded calls of every test, counted per cell (value bytes
+first, middle and last by byte class; values that are and are not UTF-8, JSON, text lines;
+URL, path and shell characters at every position of a key; keys and segments at and past
+their byte limits by character width; lists past two pages by count and past 1 MiB of keys
+and values; lists beside other handles' writes and deletes; reads after the writer's
+handle closed). ``not_asked`` are cells that need a capability the store does not declare;
+``empty`` are cells asked and not reached. ``pytest -v`` prints the same table. The HTML
 page is drawn from this same dict after it is validated against :data:`REPORT_SCHEMA`.
 """
 

@@ -318,6 +318,10 @@ ENGINE_UNKILLABLE_STORE_MUTANTS: Mapping[str, str] = {
     "the judge, which holds every list to C-LIST-3, sees the cut-short answer",
     "trims_line_ends": "every value the engine writes is JSON it encodes itself, which "
     "never ends in a CR or LF; only a value ending in a line end shows it (C-VAL-1)",
+    "drops_leading_ff": "every value the engine writes is JSON it encodes itself, which "
+    "never starts with the byte 0xFF; only a value starting with it shows it (C-VAL-1)",
+    "drops_trailing_percent": "the engine builds every key from UUIDs, zero-padded numbers "
+    "and run ids it checked first; none ends in '%', so its keys never meet the defect",
     "false_to_winner": "by design: the engine decides every race by reading the record "
     "back, so it must tolerate a False told to the winner (C-ENGINE-1); by C-CREATE-3 only the "
     "store-level suite fails it",

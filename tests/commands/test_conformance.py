@@ -63,6 +63,8 @@ def test_a_run_prints_the_table_writes_the_report_and_gates(
     report = json.loads((tmp_path / "out" / "r.json").read_text())
     assert report["seed"] == 3 and report["profile"] == "quick"
     assert "put_if_absent" in result.stdout
+    # Only create tests ran: the input-coverage line says which corners no call reached.
+    assert "input coverage: " in result.stdout and "cells reached; empty: " in result.stdout
     assert (tmp_path / "out" / "r.md").is_file()
     assert "passed" in result.stderr or "failed" in result.stderr  # pytest's progress
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -29,6 +29,7 @@ from dw_testing.selftest.mutants.keys import (
     AcceptsTraversalKeys,
     CannotNestKeys,
     CaseFoldedKeys,
+    DropsTrailingPercent,
     ParentBlockedByChildren,
     PlainValueErrorForBadKeys,
     TruncatedLongSegments,
@@ -47,6 +48,7 @@ from dw_testing.selftest.mutants.listing import (
 )
 from dw_testing.selftest.mutants.processes import RacyBetweenProcesses, racy_between_processes
 from dw_testing.selftest.mutants.readwrite import (
+    DropsLeadingFF,
     EmptyValueAsNone,
     EvictsOldRecords,
     LosesWriteOnReopen,
@@ -80,6 +82,7 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("loses_write_on_reopen", LosesWriteOnReopen, "Read and write", ("C-HANDLE-3",)),
     ("evicts_old_records", EvictsOldRecords, "Read and write", ("C-LAST-1",)),
     ("trims_line_ends", TrimsLineEnds, "Read and write", ("C-VAL-1",)),
+    ("drops_leading_ff", DropsLeadingFF, "Read and write", ("C-VAL-1",)),
     ("delete_blocks_recreate", DeleteBlocksRecreate, "Delete", ("C-CREATE-5",)),
     ("delete_missing_raises", DeleteMissingRaises, "Delete", ("C-DEL-1",)),
     ("name_prefix_list", NamePrefixList, "List", ("C-LIST-4",)),
@@ -98,6 +101,7 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("cannot_nest_keys", CannotNestKeys, "Keys", ("C-KEY-3",)),
     ("plain_value_error_for_bad_keys", PlainValueErrorForBadKeys, "Keys", ("C-ERR-1",)),
     ("parent_blocked_by_children", ParentBlockedByChildren, "Keys", ("C-KEY-3",)),
+    ("drops_trailing_percent", DropsTrailingPercent, "Keys", ("C-KEY-2",)),
 )
 
 

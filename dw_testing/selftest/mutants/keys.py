@@ -125,3 +125,19 @@ class PlainValueErrorForBadKeys(CorrectStore):
             return validate_prefix(prefix)
         except InvalidKey as exc:
             raise ValueError(str(exc)) from None
+
+
+class DropsTrailingPercent(CorrectStore):
+    """A ``%`` that ends a key is dropped, as a URL layer does with an escape cut short:
+    ``a/b%`` and ``a/b`` are one record, listed as ``a/b``. Only a key whose last character
+    is ``%`` shows it (C-KEY-2)."""
+
+    def checked_key(self, key: str, op: str) -> str:
+        return _drop_trailing_percent(validate_key(key, op=op))
+
+    def checked_prefix(self, prefix: str) -> str:
+        return _drop_trailing_percent(validate_prefix(prefix))
+
+
+def _drop_trailing_percent(key: str) -> str:
+    return key[:-1] if key.endswith("%") and len(key) > 1 else key

@@ -158,3 +158,19 @@ class TrimsLineEnds(CorrectStore):
 
     def put_if_absent(self, key: str, data: bytes) -> bool:
         return super().put_if_absent(key, bytes(data).rstrip(b"\r\n"))
+
+
+class DropsLeadingFF(CorrectStore):
+    """A value's leading 0xFF byte is dropped, as a layer that reads bytes through a signed
+    char and takes the first -1 for a marker does. Only a value whose first byte is 0xFF
+    shows it (C-VAL-1)."""
+
+    def put(self, key: str, data: bytes) -> None:
+        super().put(key, _drop_leading_ff(bytes(data)))
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        return super().put_if_absent(key, _drop_leading_ff(bytes(data)))
+
+
+def _drop_leading_ff(data: bytes) -> bytes:
+    return data[1:] if data[:1] == b"\xff" else data
