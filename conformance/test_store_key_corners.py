@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from dw_testing.judge.coverage import KEY_SPECIALS, special_name
+from dw_testing.judge.coverage import KEY_MEANINGFUL_CHARS, special_name
 from reference_engine.errors import InvalidKey
 
 pytestmark = [pytest.mark.dw_store_contract, pytest.mark.dw_clause("C-KEY-2", "C-LIST-3")]
@@ -37,7 +37,7 @@ def test_keys_with_url_path_and_shell_characters_at_every_position_are_kept_exac
     dw_raw_store: Any,
 ) -> None:
     probe = f"dwc-corner-{uuid.uuid4().hex[:12]}"
-    keys = {ch: corner_key(ch, probe) for ch in KEY_SPECIALS}
+    keys = {ch: corner_key(ch, probe) for ch in KEY_MEANINGFUL_CHARS}
     problems: list[str] = []
     try:
         for key in keys.values():

@@ -61,7 +61,7 @@ ROOMS_ALLOWED = {
     "plugin": {"kit", "history", "models", "report", "judge"},
     # emulators: the network-only mutants run the real S3 client on a moto server.
     "selftest": {"kit", "plugin", "report", "emulators"},
-    "commands": {"kit", "plugin", "report", "selftest"},
+    "commands": {"kit", "plugin", "report", "selftest", "judge"},
 }
 
 

@@ -72,9 +72,9 @@ FORM_POSITIONS = ("is", "is not")
 
 #: Characters a URL, a percent-encoding, a path or a shell gives a meaning to, all inside the
 #: grammar of C-KEY-1 (backslash and controls are refused shapes, tested as such).
-KEY_SPECIALS = "%+?#&=;:@!$'()*,[]{}~`\"<>|^ ."
+KEY_MEANINGFUL_CHARS = "%+?#&=;:@!$'()*,[]{}~`\"<>|^ ."
 KEY_POSITIONS = ("key first", "segment first", "middle", "segment last", "key last")
-_SPECIAL = re.compile("[" + re.escape(KEY_SPECIALS) + "]")
+_MEANINGFUL = re.compile("[" + re.escape(KEY_MEANINGFUL_CHARS) + "]")
 
 
 def special_name(ch: str) -> str:
@@ -107,7 +107,7 @@ def _cells() -> tuple[Cell, ...]:
     found: list[Cell] = []
     found += [("value byte", name, pos) for name in BYTE_CLASSES for pos in VALUE_POSITIONS]
     found += [("value form", form, pos) for form in VALUE_FORMS for pos in FORM_POSITIONS]
-    found += [("key character", special_name(ch), pos) for ch in KEY_SPECIALS
+    found += [("key character", special_name(ch), pos) for ch in KEY_MEANINGFUL_CHARS
               for pos in KEY_POSITIONS]
     found += [("key length", width, pos) for pos in LENGTH_POSITIONS for width in WIDTHS]
     return (*found, *LIST_CELLS, *TRAFFIC_CELLS)
@@ -191,7 +191,7 @@ def key_cells(key: str) -> set[Cell]:
     cells: set[Cell] = set()
     if not isinstance(key, str):
         return cells  # a test of the store's refusals: the key is no input of the grammar
-    for match in _SPECIAL.finditer(key):
+    for match in _MEANINGFUL.finditer(key):
         cells.update(("key character", special_name(match.group()), pos)
                      for pos in _positions(key, match.start()))
     encoded = len(key.encode("utf-8", "surrogatepass"))

@@ -12,26 +12,29 @@ from pathlib import Path
 import pytest
 
 COUNTING = '''
-import json, os, pathlib, threading
+import itertools, json, os, pathlib, threading
 from reference_engine.stores.memory import MemoryStore
 
 LEDGER = pathlib.Path(os.environ["DW_TEST_HANDLE_LEDGER"])
 _lock = threading.Lock()
+# A serial number, not id(): a handle closed and freed may hand its id to the next one.
+_serials = itertools.count()
 
 
 class Counted(MemoryStore):
     def close(self):
         with _lock:
             ledger = json.loads(LEDGER.read_text())
-            ledger[str(id(self))] = ledger.get(str(id(self)), 0) + 1
+            ledger[self.serial] = ledger.get(self.serial, 0) + 1
             LEDGER.write_text(json.dumps(ledger))
 
 
 def factory():
     handle = Counted("closes-" + LEDGER.name)
     with _lock:
+        handle.serial = str(next(_serials))
         ledger = json.loads(LEDGER.read_text())
-        ledger.setdefault(str(id(handle)), 0)
+        ledger.setdefault(handle.serial, 0)
         LEDGER.write_text(json.dumps(ledger))
     return handle
 '''
