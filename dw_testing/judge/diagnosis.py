@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from dw_testing.judge.blame import Blame, clause_id
+from dw_testing.judge.lasting import lasting_clause
 
 HEADING = "What is wrong with this store"
 _PREFIX = re.compile(r"dwc-[0-9a-f]+-[A-Za-z0-9]+(?:-lasting)?/(?:\d+/)?")
@@ -58,10 +59,10 @@ def _store_lines(store: str, failed: list[TestOutcome], lasting: list[str]) -> l
         else:
             groups[clause_id(outcome.blame.clause)].append(outcome)
     if lasting:
-        lines.append(f"  C-LAST-1 (records last until deleted): {_scrub(lasting[0])}")
+        clause, fix = lasting_clause(lasting)
+        lines.append(f"  {clause}: {_scrub(lasting[0])}")
         lines += [f"    also: {_scrub(p)}" for p in lasting[1:4]]
-        lines.append("    fix: keep records until they are deleted: no expiry (TTL) and no "
-                     "eviction")
+        lines.append(f"    fix: {fix}")
     for clause in sorted(groups, key=lambda c: (-len(groups[c]), c)):
         tests = sorted(groups[clause], key=lambda o: (o.engine, o.nodeid))
         first = tests[0].blame
