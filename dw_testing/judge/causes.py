@@ -18,7 +18,6 @@ from dw_testing.judge.blame import (
     first_difference,
     fix_for,
     key_cause,
-    nested,
     torn_between,
     twins,
 )
@@ -109,18 +108,21 @@ class Causes:
                         and o.result is not False]
                 cause = self.key_cause(key, live)
                 told = self._false_create_cause(op, mine)
-                # A twin is a key rewritten; a key beneath this one only explains a False
-                # that nothing else in the key's own history does.
-                if cause is not None and (cause[0] == "C-KEY-2" or told == "C-CREATE-3"):
+                # A twin is a key rewritten; a key beneath this one explains a False unless a
+                # delete or a racing create in the key's own history does.
+                if cause is not None and (cause[0] == "C-KEY-2" or told == "C-CREATE-3"
+                                          or (told == "C-CREATE-5"
+                                              and not self._deleted_during(op, mine))):
                     return self._made(cause[0], op.process,
                                       f"{call}, as if {self.rel(cause[1])!r} were the same key",
                                       "no record yet (True)", "C-CREATE-3")
                 return self._made(told, op.process, call, "no record yet (True)")
-            # Completed before this create began (a clock tick can give both one stamp; one
-            # process's calls are in order anyway): then no race explains it, C-CREATE-1 does.
+            # Completed before this create began (a clock tick can give both one stamp), with no
+            # delete since: then no race explains it, C-CREATE-1 does. Calls of one handle may
+            # run at once (threads, coroutines), so they are ordered by their stamps too.
             earlier = [o for o in mine if o.op in ("put", "put_if_absent") and o.ret is not None
                        and o.result is not False and o is not op
-                       and (o.ret <= op.call or (o.process == op.process and o.call < op.call))
+                       and o.ret <= op.call
                        and not _deleted_between(mine, o.ret, op.call)]
             # A create told True after this one had returned won over a finished record too.
             after = [o for o in mine if o.op == "put_if_absent" and o.result is True
@@ -183,19 +185,36 @@ class Causes:
 
     def _false_create_cause(self, op: Operation, mine: Sequence[Operation]) -> str:
         """A create told False with no record there: its own bytes read later (it created
-        the record: C-CREATE-3); a delete of the key before or during it (C-CREATE-5);
-        another create in flight and its bytes never read (a conflict, C-CREATE-6)."""
+        the record: C-CREATE-3); a delete of the key during it, or the key's last change
+        before it a delete (C-CREATE-5); another create in flight that won (a conflict told
+        as an existing record, C-CREATE-6); else the creator was told False (C-CREATE-3)."""
         end = float("inf") if op.ret is None else op.ret
         read_back = any(o.op == "get" and o.result == op.value and o.call > op.call
                         for o in mine)
         shared = any(w is not op and w.value == op.value for w in mine if w.op != "get")
         if read_back and not shared:
             return "C-CREATE-3"
-        if any(o.op == "delete" and o.call < end for o in mine):
+        if self._after_a_delete(op, mine):
             return "C-CREATE-5"
-        racing = any(o is not op and o.op == "put_if_absent" and o.call < end
-                     and (o.ret is None or o.ret > op.call) for o in mine)
-        return "C-CREATE-6" if racing and not read_back else "C-CREATE-3"
+        racing = [o for o in mine if o is not op and o.op == "put_if_absent" and o.call < end
+                  and (o.ret is None or o.ret > op.call)]
+        return "C-CREATE-6" if any(o.result is True for o in racing) else "C-CREATE-3"
+
+    @staticmethod
+    def _deleted_during(op: Operation, mine: Sequence[Operation]) -> bool:
+        end = float("inf") if op.ret is None else op.ret
+        return any(o.op == "delete" and o.call < end and (o.ret is None or o.ret > op.call)
+                   for o in mine)
+
+    def _after_a_delete(self, op: Operation, mine: Sequence[Operation]) -> bool:
+        """A delete of the key ran during ``op``, or was the last change before it."""
+        end = float("inf") if op.ret is None else op.ret
+        if any(o.op == "delete" and o.call < end and (o.ret is None or o.ret > op.call)
+               for o in mine):
+            return True
+        before = [o for o in mine if o.op != "get" and o.ret is not None and o.ret < op.call
+                  and not (o.op == "put_if_absent" and o.result is False)]
+        return bool(before) and max(before, key=lambda o: o.ret or 0).op == "delete"
 
     def _gone_cause(self, op: Operation, mine: Sequence[Operation],
                     others: Sequence[Operation]) -> str:
@@ -273,8 +292,7 @@ def _under(prefix: str) -> str:
 
 def _reaches(deleted: str, key: str) -> bool:
     """A delete of ``deleted`` that could, by a wrong match, have removed ``key``."""
-    return (key.startswith(deleted) or nested(deleted, key) or twins(deleted, key)
-            or fnmatch.fnmatchcase(key, deleted))
+    return key.startswith(deleted) or twins(deleted, key) or fnmatch.fnmatchcase(key, deleted)
 
 
 def _allowed(op: Operation, mine: Sequence[Operation]) -> list[bytes | None]:

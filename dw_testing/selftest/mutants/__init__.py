@@ -90,7 +90,7 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("empty_prefix_lists_nothing", EmptyPrefixListsNothing, "List", ("C-LIST-3",)),
     ("first_page_list", FirstPageList, "List", ("C-LIST-3",)),
     ("list_beside_writes_cut_short", ListBesideWritesCutShort, "List", ("C-LIST-3",)),
-    ("like_matched_list", LikeMatchedList, "List", ("C-LIST-3",)),
+    ("like_matched_list", LikeMatchedList, "List", ("C-LIST-3", "C-LIST-4")),
     ("list_includes_the_prefix_key", ListIncludesThePrefixKey, "List", ("C-LIST-3",)),
     ("duplicating_list", DuplicatingList, "List", ("C-LIST-3",)),
     ("case_folded_keys", CaseFoldedKeys, "Keys", ("C-KEY-2",)),
@@ -109,6 +109,18 @@ _CAUSES: dict[str, str] = {
     # that wrote them and never closed included, so its first line is a record that did not
     # last (the lasting records); a reopen (C-HANDLE-3) is what the suite's tests show next.
     "loses_write_on_reopen": "C-LAST-1",
+    # Long segments cut to one length collide: a key rewritten, whatever the refusals.
+    "truncated_long_segments": "C-KEY-2",
+}
+# One mechanism, two clauses broken about as often (see MutantInfo.also_causes).
+_ALSO_CAUSES: dict[str, tuple[str, ...]] = {
+    # A check followed by a write lets a second create win over a record just written:
+    # told as racing creates (C-CREATE-2) or as a create over a record (C-CREATE-1).
+    "check_then_write_create": ("C-CREATE-1",),
+    "async_check_then_write_create": ("C-CREATE-1",),
+    # LIKE 'prefix%' matches by name, so a bare prefix lists its name-prefixed siblings
+    # (C-LIST-4) as well as what its % and _ match (C-LIST-3).
+    "like_matched_list": ("C-LIST-4",),
 }
 
 
@@ -152,7 +164,8 @@ PUBLIC_MODULE = "dw_testing.mutants"
 
 STORE_MUTANTS: dict[str, MutantInfo] = {
     name: MutantInfo(name, _doc(cls), f"{PUBLIC_MODULE}:{name}", section, clauses=clauses,
-                     cause_clause=_CAUSES.get(name, clauses[0]))
+                     cause_clause=_CAUSES.get(name, clauses[0]),
+                     also_causes=_ALSO_CAUSES.get(name, ()))
     for name, cls, section, clauses in _STORE_DEFECTS
 }
 

@@ -31,3 +31,6 @@ class MutantInfo:
     family: str = ""
     # The clause of the cause: the first line of the run's diagnosis names it.
     cause_clause: str = ""
+    # Other clauses the same one mechanism breaks as often (which one a run shows more of
+    # depends on its seed): the first line may name one of these instead.
+    also_causes: tuple[str, ...] = ()
