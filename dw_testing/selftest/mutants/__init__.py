@@ -60,7 +60,8 @@ from dw_testing.selftest.mutants.registry import MutantInfo, MutantLevel
 
 # (name, the class carrying the defect, its section, the docs/contract.md clauses it breaks).
 _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
-    ("check_then_write_create", CheckThenWriteCreate, "Create", ("C-CREATE-2", "C-HANDLE-2")),
+    ("check_then_write_create", CheckThenWriteCreate, "Create",
+     ("C-CREATE-2", "C-HANDLE-2", "C-CREATE-1")),
     ("racy_between_processes", RacyBetweenProcesses, "Create", ("C-CREATE-2", "C-CHILD-1")),
     ("overwriting_create", OverwritingCreate, "Create", ("C-CREATE-1",)),
     ("in_place_create", InPlaceCreate, "Create", ("C-CREATE-4",)),
@@ -70,7 +71,7 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("conflict_reported_as_exists", ConflictReportedAsExists, "Create", ("C-CREATE-6",)),
     ("false_during_concurrent_delete", FalseDuringConcurrentDelete, "Create", ("C-CREATE-5",)),
     ("async_check_then_write_create", AsyncCheckThenWriteCreate, "Create",
-     ("C-CREATE-2", "C-HANDLE-2")),
+     ("C-CREATE-2", "C-HANDLE-2", "C-CREATE-1")),
     ("unshared_handles", UnsharedHandles, "Read and write", ("C-HANDLE-1",)),
     ("stale_cache_after_create", StaleCacheAfterCreate, "Read and write",
      ("C-HANDLE-1", "C-CREATE-4")),
