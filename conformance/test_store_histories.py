@@ -82,7 +82,7 @@ def test_racing_threads_on_one_handle_are_linearizable(
            dw_fault_proxy)
 
 
-@pytest.mark.dw_clause("C-CHILD-1", "C-CREATE-2")
+@pytest.mark.dw_clause("C-CREATE-2", "C-CHILD-1")
 @pytest.mark.dw_requires("cross_process")
 def test_racing_processes_are_linearizable(
     dw_child_target: ChildTarget, dw_caps: dict[str, bool],

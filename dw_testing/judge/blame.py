@@ -34,6 +34,12 @@ FIXES: dict[str, str] = {
     "C-CREATE-2": "make put_if_absent one conditional write the backend decides atomically, "
                   "so exactly one racer creates the record",
     "C-CREATE-3": "return True exactly when this call created the record",
+    "C-CREATE-4": "write the record elsewhere and link or swap it in whole, so no reader "
+                  "sees it half written",
+    "C-CREATE-6": "retry a backend's conflict inside the store (or raise "
+                  "TransientStoreError); answer False only when a record exists",
+    "C-HANDLE-3": "keep every write across close and reopen: flush or sync before a handle "
+                  "closes, and never drop other handles' writes",
     "C-CREATE-5": "let delete remove the record entirely, so the key can be created again",
     "C-LIST-3": "return every key under the prefix once and in full, and only keys that exist",
     "C-LIST-3/pages": "follow every page of the backend's listing (its continuation token) "
@@ -124,6 +130,16 @@ def key_cause(got: str, candidates: Iterable[str], *,
         if nested(got, key):
             return "C-KEY-3", key
     return None
+
+
+def torn_between(got: bytes, new: bytes, old: bytes) -> bool:
+    """``got`` is the start of ``new`` and the rest of ``old`` (a record overwritten in place,
+    read halfway), and neither of them."""
+    if got in (new, old) or len(got) not in (len(new), len(old)):
+        return False
+    cut = next((i for i, (x, y) in enumerate(zip(got, new, strict=False)) if x != y),
+               min(len(got), len(new)))
+    return cut > 0 and got[cut:] == old[cut:len(got)]
 
 
 def first_difference(got: bytes, wanted: bytes) -> str:

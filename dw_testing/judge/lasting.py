@@ -30,6 +30,27 @@ LASTING_VALUES: tuple[tuple[str, bytes], ...] = (
 )
 
 
+WRITER = "the handle that wrote them"
+GONE = "answered no record (None)"
+
+
+def lasting_clause(problems: list[str]) -> tuple[str, str]:
+    """The clause of the problems found, and its fix: a record gone from the handle that
+    wrote it did not last (C-LAST-1); one read back with other bytes was not kept byte for
+    byte (C-VAL-1); one only other handles miss was never seen by them (C-HANDLE-1)."""
+    gone = [p for p in problems if GONE in p or "could not" in p]
+    if any(f" on {WRITER} " in p or "could not" in p for p in gone):
+        return ("C-LAST-1 (records last until deleted)",
+                "keep records until they are deleted: no expiry (TTL) and no eviction")
+    if len(gone) < len(problems):
+        return ("C-VAL-1 (values are bytes, kept exactly)",
+                "store and return the value's bytes unchanged: no text decoding, no "
+                "trimming, no size cap")
+    return ("C-HANDLE-1 (handles see each other's writes)",
+            "make every handle read the same records: no per-handle copy or cache; or "
+            "declare cross_handle = false")
+
+
 @dataclass
 class LastingRecords:
     """The records of one session (or xdist worker), per store."""
@@ -70,8 +91,7 @@ class LastingRecords:
         keeper = self.keepers.pop(store, None)
         if keeper is None:
             return self.problems.get(store, [])
-        kinds: list[tuple[str, Callable[[], Any]]] = [("the handle that wrote them",
-                                                      lambda: keeper)]
+        kinds: list[tuple[str, Callable[[], Any]]] = [(WRITER, lambda: keeper)]
         if shared:
             kinds.append(("a new factory handle", factory))
         if open_uri is not None and shared:
@@ -116,7 +136,7 @@ class LastingRecords:
             # here it would read as a record gone (C-LAST-1), the wrong cause.
             if got == value or (value == b"" and got is None):
                 continue
-            what = ("no record (None)" if got is None
+            what = (GONE.removeprefix("answered ") if got is None
                     else digest(bytes(got)) if isinstance(got, bytes | bytearray)
                     else repr(type(got)))
             found.append(f"get('{label}') on {kind} answered {what} at the session's end; "

@@ -164,7 +164,10 @@ def _judge_one(call: ListCall, match: str, namespace: str, owned: list[str],
     if not (missing or extra or duplicated or unordered):
         return None
     bare = not (call.prefix == "" or call.prefix.endswith("/"))
-    clause = ("C-LIST-4" if bare and extra and not missing
+    # A bare prefix matched by name lists siblings that only start with it ("deeper/x" for
+    # "deep"): C-LIST-4. The prefix's own key, or a key outside it, is a wrong list (C-LIST-3).
+    siblings = [k for k in extra if k.startswith(call.prefix) and k != call.prefix]
+    clause = ("C-LIST-4" if bare and siblings and not missing
               else "C-LIST-3" if missing or extra or duplicated else "C-LIST-5")
     return ListWrong(call, clause, tuple(missing), tuple(sorted(set(extra))),
                      tuple(duplicated), bool(unordered), expected)

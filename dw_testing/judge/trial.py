@@ -12,7 +12,7 @@ A checker out of budget decides nothing: the verdict is ``undecided``, never a f
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from dw_testing.history import Budget, Operation, check_history
@@ -76,7 +76,7 @@ class Trial:
 
     @property
     def _causes(self) -> Causes:
-        return Causes(self.store, self.namespace)
+        return Causes(self.store, self.namespace, closed=dict(self.log.closed))
 
     def wrap(self, handle: Any) -> Any:
         return JudgedHandle(handle, self.log)
@@ -100,7 +100,7 @@ class Trial:
             wrongs += found
             undecided += unknown
         if wrongs:
-            _, blame, detail = min(wrongs, key=lambda w: w[0])
+            _, blame, detail = _first_cause(wrongs)
             if clause_id(blame.clause) in self.excused:
                 return Judgement("excused", calls, blame, "a known deviation of this store")
             return Judgement("wrong", calls, blame, detail)
@@ -139,9 +139,16 @@ class Trial:
                 marked = [keyed.violation[i] for i in keyed.marked] or list(keyed.violation)
                 # A put or delete answers nothing: the wrong answer is a read's or a create's.
                 answers = [op for op in marked if op.op in ("get", "put_if_absent")]
-                first = min(answers or marked, key=lambda op: op.call)
+                # An empty record read as None throws every later answer of the key out of
+                # place; when the model allowed only records there, that read is the cause.
+                empties = [op for op in answers if self._causes.empty_read_as_none(op, ops)]
+                first = min(empties or answers or marked, key=lambda op: op.call)
                 wrongs.append((first.call, self._causes.blame_call(first, ops),
                                keyed.describe()))
+        for op in ops:
+            refused = self._causes.missing_key_delete(op, ops)
+            if refused is not None:
+                wrongs.append((op.call, refused, ""))
         held = list(judged(ops))
         for wrong in judge_lists(lists, held, namespace=self.namespace,
                                  capabilities=self.capabilities):
@@ -149,6 +156,24 @@ class Trial:
         return wrongs, undecided
 
     # -- blame -------------------------------------------------------------------------
+
+
+# Causes that explain the other wrong answers of a history: a key rewritten turns up as a
+# list missing keys, a record gone or a create told False, wherever it shows first.
+KEY_CAUSES = frozenset({"C-KEY-2"})
+
+
+def _first_cause(wrongs: Sequence[tuple[int, Blame, str]]) -> tuple[int, Blame, str]:
+    """The first wrong answer in real time; but when a key was rewritten anywhere in the
+    history, the first answer that shows it, told as the cause of the first one."""
+    first = min(wrongs, key=lambda w: w[0])
+    if clause_id(first[1].clause) in KEY_CAUSES:
+        return first
+    keyed = [w for w in wrongs if clause_id(w[1].clause) in KEY_CAUSES]
+    if not keyed:
+        return first
+    stamp, blame, detail = min(keyed, key=lambda w: w[0])
+    return stamp, replace(blame, symptom=blame.symptom or first[1].clause), detail
 
 
 def _violations(ops: Sequence[Operation], found: CheckResult,

@@ -243,18 +243,33 @@ class JudgeBook:
                               "judged": judged},
                 "coverage": self.coverage.to_json()}
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def told_first(self, nodeid: str) -> tuple[bool, bool, str]:
+        """The order failures are told in: store-level tests whose history the judge
+        explained first, then the other store-level ones, engine-level tests last (what
+        they show is explained by the store's causes); by node id, whatever ``-n``."""
+        known = self.outcomes.get(nodeid)
+        if known is None:
+            return (False, True, nodeid)
+        return (known.engine, known.blame is None, nodeid)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, None, None]:
+        """The diagnosis first, before pytest's own failures section, and the failures in
+        :meth:`told_first` order: the first lines after the progress name the cause."""
+        failed = terminalreporter.stats.get("failed")
+        if failed:
+            failed.sort(key=lambda report: self.told_first(str(report.nodeid)))
+        lines = self.lines()
+        if lines:
+            terminalreporter.section(HEADING, red=True)
+            for line in lines[1:]:
+                terminalreporter.write_line(line)
+        result = yield
         if terminalreporter.config.option.verbose > 0 and self.coverage.counts:
             terminalreporter.section(f"dw-testing {COVERAGE_HEADING} (calls per cell)")
             for line in self.coverage.lines():
                 terminalreporter.write_line(line)
-        lines = self.lines()
-        if not lines:
-            return
-        terminalreporter.section(HEADING, red=True)
-        for line in lines[1:]:
-            terminalreporter.write_line(line)
+        return result
 
 
 BOOK_PLUGIN = "dw-testing-judge-book"

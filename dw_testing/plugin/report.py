@@ -70,9 +70,12 @@ class SummaryHooks:
 
     def _failure_blocks(self, terminalreporter: Any) -> None:
         session = self.session
+        book = JudgeBook.of(session.config)
         failing = [{"nodeid": r.nodeid, "store": r.store, "outcome": r.outcome,
                     "reason": r.reason, "clauses": r.clauses}
-                   for r in session.report.results if r.outcome in ("FAIL", "UNKNOWN")]
+                   for r in sorted(session.report.results,
+                                   key=lambda r: book.told_first(r.nodeid))
+                   if r.outcome in ("FAIL", "UNKNOWN")]
         if not failing:
             return
         terminalreporter.section("dw-testing: what to fix")

@@ -28,6 +28,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from dw_testing.plugin.failure_blocks import failure_block
 from dw_testing.plugin.suite import SuiteMissing, suite_dir
 from dw_testing.selftest.mutants import GENERATED_MUTANTS, STORE_MUTANTS, MutantInfo
 from dw_testing.selftest.runner import SuiteRun
@@ -67,6 +68,9 @@ class KillMatrix:
     exit_code: int | None = None
     # (mutant, test) -> (the clause the judge blamed, whether only the judge failed the test).
     judged: dict[tuple[str, str], tuple[str, bool]] = field(default_factory=dict)
+    # mutant -> the clause the first line of its red run names: the diagnosis's first
+    # cause, else the clause of the first failure told (store-level tests first).
+    leading: dict[str, str] = field(default_factory=dict)
 
     def judge_column(self, mutant: str) -> str:
         """``needed`` when only the judge killed ``mutant`` (the suite's own assertions
@@ -78,7 +82,10 @@ class KillMatrix:
         return "helped" if alone else ""
 
     def blamed_clause(self, mutant: str) -> str:
-        """The clause the judge blamed on the first killing test it explained."""
+        """The clause the first line of the run names for ``mutant``; without a report's
+        diagnosis, the clause the judge blamed on the first killing test it explained."""
+        if mutant in self.leading:
+            return self.leading[mutant]
         for test in self.killed_by(mutant):
             clause = self.judged.get((mutant, test), ("", False))[0]
             if clause:
@@ -307,8 +314,32 @@ def build_matrix(
         if seconds is not None:
             times[(store, test)] = seconds
     tests = _suite_order({test for _, test in outcomes})
+    leading = {names[store]: clause for store in names
+               if (clause := first_line_clause(report, store))}
     return KillMatrix(list(mutants), tests, outcomes, times, wall_seconds, list(command),
-                      judged=judged)
+                      judged=judged, leading=leading)
+
+
+_CAUSE_LINE = re.compile(r"^  (C-[A-Z]+-\d+)\b")
+
+
+def first_line_clause(report: Mapping[str, Any], store: str) -> str:
+    """The clause a red run on ``store`` names first: the first cause of its diagnosis
+    ("What is wrong with this store"), or, when the judge explained none of its failures,
+    the clause of the first failure block, store-level tests before engine-level ones."""
+    lines = list((report.get("diagnosis") or {}).get("lines") or [])
+    if f"store {store}:" in lines:
+        start = lines.index(f"store {store}:") + 1
+        match = _CAUSE_LINE.match(lines[start]) if start < len(lines) else None
+        if match:
+            return match.group(1)
+    failing = sorted((t for t in report.get("tests", [])
+                      if t.get("store") == store and t.get("outcome") == KILLED),
+                     key=lambda t: (t.get("capability") == "engine", str(t.get("nodeid"))))
+    if not failing:
+        return ""
+    block = failure_block(failing[0], handshake=False)
+    return block.clause.id if block.clause is not None else ""
 
 
 def _store_names(report: Mapping[str, Any], mutants: Sequence[str]) -> dict[str, str]:

@@ -39,12 +39,14 @@ def test_an_unasserted_wrong_answer_fails_the_test_and_names_its_cause(
     pytester.makepyfile(test_unasserted=UNASSERTED)
     result = pytester.runpytest("-p", "no:randomly", "test_unasserted.py", FOLDED)
     result.assert_outcomes(passed=1, failed=1)
+    # The diagnosis comes first, right after the progress, then pytest's own failures.
     result.stdout.fnmatch_lines([
-        "*JudgeFailure: judged history: store case_folded_keys broke C-KEY-2*get('Run')*"
-        "the record written under 'run'*Fix: store each key exactly as given*",
         "*What is wrong with this store*",
         "*C-KEY-2, cause of 1 failure*",
         "*test_reads_without_looking*only the judge caught it*",
+        "*= FAILURES =*",
+        "*JudgeFailure: judged history: store case_folded_keys broke C-KEY-2*get('Run')*"
+        "the record written under 'run'*Fix: store each key exactly as given*",
     ])
     assert "dwc-" not in "\n".join(line for line in result.outlines if "C-KEY-2," in line)
 

@@ -73,6 +73,21 @@ def test_every_store_mutant_is_killed(matrix: KillMatrix) -> None:
     )
 
 
+@pytest.mark.parametrize("name", sorted({**STORE_MUTANTS, **GENERATED_MUTANTS}))
+def test_the_first_line_of_a_red_run_names_the_cause_of_each_mutant(
+    matrix: KillMatrix, name: str,
+) -> None:
+    # The diagnosis's first cause, or the first failure told when the judge explained none:
+    # the clause of the defect's cause, not of the symptom a test happened to see.
+    info = {**STORE_MUTANTS, **GENERATED_MUTANTS}[name]
+    assert {info.cause_clause, *info.also_causes} <= set(info.clauses)
+    blamed = matrix.blamed_clause(name)
+    assert blamed in (info.cause_clause, *info.also_causes), (
+        f"{name} ({info.defect_doc}) was first blamed on {blamed or 'no clause'}, not on the "
+        f"clause of its cause, {info.cause_clause}"
+    )
+
+
 def test_every_generated_family_is_in_the_matrix_and_killed_by_the_model(
     matrix: KillMatrix,
 ) -> None:

@@ -62,7 +62,8 @@ from dw_testing.selftest.mutants.registry import MutantInfo, MutantLevel
 
 # (name, the class carrying the defect, its section, the docs/contract.md clauses it breaks).
 _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
-    ("check_then_write_create", CheckThenWriteCreate, "Create", ("C-CREATE-2", "C-HANDLE-2")),
+    ("check_then_write_create", CheckThenWriteCreate, "Create",
+     ("C-CREATE-2", "C-HANDLE-2", "C-CREATE-1")),
     ("racy_between_processes", RacyBetweenProcesses, "Create", ("C-CREATE-2", "C-CHILD-1")),
     ("overwriting_create", OverwritingCreate, "Create", ("C-CREATE-1",)),
     ("in_place_create", InPlaceCreate, "Create", ("C-CREATE-4",)),
@@ -72,14 +73,15 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("conflict_reported_as_exists", ConflictReportedAsExists, "Create", ("C-CREATE-6",)),
     ("false_during_concurrent_delete", FalseDuringConcurrentDelete, "Create", ("C-CREATE-5",)),
     ("async_check_then_write_create", AsyncCheckThenWriteCreate, "Create",
-     ("C-CREATE-2", "C-HANDLE-2")),
+     ("C-CREATE-2", "C-HANDLE-2", "C-CREATE-1")),
     ("unshared_handles", UnsharedHandles, "Read and write", ("C-HANDLE-1",)),
     ("stale_cache_after_create", StaleCacheAfterCreate, "Read and write",
      ("C-HANDLE-1", "C-CREATE-4")),
     ("torn_put", TornPut, "Read and write", ("C-PUT-1",)),
     ("empty_value_as_none", EmptyValueAsNone, "Read and write", ("C-GET-1",)),
     ("truncates_large_values", TruncatesLargeValues, "Read and write", ("C-VAL-1",)),
-    ("loses_write_on_reopen", LosesWriteOnReopen, "Read and write", ("C-HANDLE-3",)),
+    ("loses_write_on_reopen", LosesWriteOnReopen, "Read and write",
+     ("C-HANDLE-3", "C-LAST-1")),
     ("evicts_old_records", EvictsOldRecords, "Read and write", ("C-LAST-1",)),
     ("trims_line_ends", TrimsLineEnds, "Read and write", ("C-VAL-1",)),
     ("drops_leading_ff", DropsLeadingFF, "Read and write", ("C-VAL-1",)),
@@ -92,7 +94,7 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("empty_prefix_lists_nothing", EmptyPrefixListsNothing, "List", ("C-LIST-3",)),
     ("first_page_list", FirstPageList, "List", ("C-LIST-3",)),
     ("list_beside_writes_cut_short", ListBesideWritesCutShort, "List", ("C-LIST-3",)),
-    ("like_matched_list", LikeMatchedList, "List", ("C-LIST-3",)),
+    ("like_matched_list", LikeMatchedList, "List", ("C-LIST-3", "C-LIST-4")),
     ("list_includes_the_prefix_key", ListIncludesThePrefixKey, "List", ("C-LIST-3",)),
     ("duplicating_list", DuplicatingList, "List", ("C-LIST-3",)),
     ("case_folded_keys", CaseFoldedKeys, "Keys", ("C-KEY-2",)),
@@ -103,6 +105,28 @@ _STORE_DEFECTS: tuple[tuple[str, type, str, tuple[str, ...]], ...] = (
     ("parent_blocked_by_children", ParentBlockedByChildren, "Keys", ("C-KEY-3",)),
     ("drops_trailing_percent", DropsTrailingPercent, "Keys", ("C-KEY-2",)),
 )
+
+
+# The clause of each mutant's cause, where it is not the first clause it breaks: what the
+# first line of a red run on it must name.
+_CAUSES: dict[str, str] = {
+    # Its writes sit in a cache no handle flushes: they are gone for every handle, the one
+    # that wrote them and never closed included, so its first line is a record that did not
+    # last (the lasting records); a reopen (C-HANDLE-3) is what the suite's tests show next.
+    "loses_write_on_reopen": "C-LAST-1",
+    # Long segments cut to one length collide: a key rewritten, whatever the refusals.
+    "truncated_long_segments": "C-KEY-2",
+}
+# One mechanism, two clauses broken about as often (see MutantInfo.also_causes).
+_ALSO_CAUSES: dict[str, tuple[str, ...]] = {
+    # A check followed by a write lets a second create win over a record just written:
+    # told as racing creates (C-CREATE-2) or as a create over a record (C-CREATE-1).
+    "check_then_write_create": ("C-CREATE-1",),
+    "async_check_then_write_create": ("C-CREATE-1",),
+    # LIKE 'prefix%' matches by name, so a bare prefix lists its name-prefixed siblings
+    # (C-LIST-4) as well as what its % and _ match (C-LIST-3).
+    "like_matched_list": ("C-LIST-4",),
+}
 
 
 def _doc(cls: type) -> str:
@@ -144,7 +168,9 @@ def __getattr__(name: str) -> Provider:
 PUBLIC_MODULE = "dw_testing.mutants"
 
 STORE_MUTANTS: dict[str, MutantInfo] = {
-    name: MutantInfo(name, _doc(cls), f"{PUBLIC_MODULE}:{name}", section, clauses=clauses)
+    name: MutantInfo(name, _doc(cls), f"{PUBLIC_MODULE}:{name}", section, clauses=clauses,
+                     cause_clause=_CAUSES.get(name, clauses[0]),
+                     also_causes=_ALSO_CAUSES.get(name, ()))
     for name, cls, section, clauses in _STORE_DEFECTS
 }
 
@@ -155,7 +181,7 @@ STORE_MUTANTS: dict[str, MutantInfo] = {
 #: engine key or record holds.
 GENERATED_MUTANTS: dict[str, MutantInfo] = {
     name: MutantInfo(name, _doc(cls), f"{PUBLIC_MODULE}:{name}", section, clauses=clauses,
-                     family=family)
+                     family=family, cause_clause=clauses[0])
     for name, (family, section, clauses, cls) in _GENERATED.items()
 }
 
