@@ -32,6 +32,7 @@ from dw_testing.history.explain import explain
 from dw_testing.history.labels import digest, result_text, stamp_ranks, value_text
 from dw_testing.history.patch import patch_key
 from dw_testing.history.search import KeyHistory
+from dw_testing.history.sweep import sweep
 from dw_testing.history.timeline import render_text
 from dw_testing.history.violation import HistoryViolation
 from dw_testing.history.wire_faults import judged
@@ -106,7 +107,7 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
         try:
             # A quick pass settles most keys; a read of a value nobody wrote needs no search.
             legal = calls.greedy(meter) or (not calls.unwritten_reads()
-                                            and calls.place(meter, progress=progress))
+                                            and sweep(calls, meter, progress=progress))
         except OutOfBudget as exc:
             exhausted.append(f"key {key!r} ({len(ops)} calls): {exc}")
             steps += meter.steps
