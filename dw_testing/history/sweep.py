@@ -45,20 +45,37 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
     n = history.n
     if n == 0:
         return True
-    kinds, args, results = history.kinds, history.args, history.results
     calls, rets = history.calls, history.rets
     optional = bytearray(n)
     for i in history.indeterminate:
         optional[i] = 1
     for i in history.bounded:
         optional[i] = 1
+    # Values no get returned are alike to every call: they tell only present from absent.
+    results = list(history.results)
+    read = {results[i] for i in range(n) if history.kinds[i] == GET}
+    unread = max(history.args + results + [1]) + 1
+    args = [arg if arg == ABSENT or arg in read else unread for arg in history.args]
+    kinds = list(history.kinds)
+    # Twins: calls with unknown results that do the same and end together are alike once
+    # both are in flight; only the one in the lowest slot is placed first.
+    group = [-1] * n
+    groups: dict[tuple[int, int, int], int] = {}
+    for i in range(n):
+        if optional[i]:
+            if kinds[i] == PUT and args[i] == unread:
+                # Over a present state it only hides a value some get may want: never
+                # needed, so it is a create of an unread value.
+                kinds[i], results[i] = CREATE, -1
+            group[i] = groups.setdefault((kinds[i], args[i], rets[i]), len(groups))
+    twins = [0] * len(groups)  # group -> slots of its calls in flight
     # Events in real-time order: an invocation before a return at the same stamp (touching
     # intervals overlap). Returns in the order of ``by_ret``.
     events = sorted([(calls[i], 0, i) for i in range(n)]
                     + [(rets[i], 1, i) for i in history.by_ret])
     # A configuration is an int key ``linearized << shift | (state + 1)`` mapped to the event
     # index at which a blind write was last linearized (the larger the better).
-    shift = (max(args + results + [1]) + 2).bit_length()
+    shift = (unread + 2).bit_length()
     low = (1 << shift) - 1
     configs: dict[int, int] = {0 << shift | (ABSENT + 1): -1}
     slot_of = [0] * n
@@ -68,6 +85,7 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
     reads_of: dict[int, int] = {}  # state -> slots of gets in flight that read it
     told_false = 0  # slots of creates told False in flight (they read "present")
     writes = 0  # slots of calls in flight that may change the state
+    maybe = 0  # slots of calls in flight with unknown results (they may be left out)
     invoked_at = [0] * n
     returned = 0
     spent = 0
@@ -96,6 +114,9 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                            for key, last in configs.items()}
             else:
                 writes |= bit
+            if optional[i]:
+                maybe |= bit
+                twins[group[i]] |= bit
             continue
         slot = slot_of[i]
         bit = 1 << slot
@@ -117,7 +138,7 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                     after[key] = last
             spent += _place(i, bit, key >> shift, (key & low) - 1, last, index, after,
                             shift, clear, kinds, args, results, call_at, writes, reads_of,
-                            told_false)
+                            told_false, maybe, group, twins)
         if kind == GET:
             wanted = results[i]
             left = reads_of[wanted] & ~bit
@@ -129,6 +150,9 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
             told_false &= ~bit
         else:
             writes &= ~bit
+        if optional[i]:
+            maybe &= ~bit
+            twins[group[i]] &= ~bit
         if rets[i] != NEVER:
             del call_at[slot]
             free.append(slot)
@@ -137,6 +161,9 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
             if progress is not None:
                 progress[:] = [returned]
             return False
+        if maybe and len(after) > 1:
+            after = _dominant(after, maybe << shift,
+                              [mask << shift for mask in twins if mask & (mask - 1)])
         configs = after
         returned += 1
         if spent >= _SPEND_EVERY:
@@ -144,6 +171,42 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
             spent = 0
     meter.spend(spent)
     return True
+
+
+def _dominant(configs: dict[int, int], maybe: int, twins: list[int]) -> dict[int, int]:
+    """``configs`` without those another one dominates: a configuration that placed an
+    optional call in flight can do nothing that the same one without it cannot (it may
+    still leave the call out), nor one whose last blind write is earlier. Twins in flight
+    are told apart by how many of them were placed, not which."""
+    if twins:
+        canonical: dict[int, int] = {}
+        for key, last in configs.items():
+            for mask in twins:
+                placed = key & mask
+                if placed:
+                    lowest = 0
+                    for _ in range(placed.bit_count()):
+                        lowest |= (mask & ~lowest) & -(mask & ~lowest)
+                    key = key & ~mask | lowest
+            if canonical.get(key, -2) < last:
+                canonical[key] = last
+        configs = canonical
+    groups: dict[int, list[tuple[int, int, int]]] = {}
+    for key, last in configs.items():
+        groups.setdefault(key & ~maybe, []).append(((key & maybe).bit_count(), key, last))
+    kept: dict[int, int] = {}
+    for members in groups.values():
+        if len(members) == 1:
+            kept[members[0][1]] = members[0][2]
+            continue
+        members.sort()
+        best: list[tuple[int, int]] = []
+        for _, key, last in members:
+            placed = key & maybe
+            if not any(bits & placed == bits and other >= last for bits, other in best):
+                best.append((placed, last))
+                kept[key] = last
+    return kept
 
 
 def _effect(kind: int, arg: int, result: int, state: int) -> int:
@@ -160,7 +223,8 @@ def _effect(kind: int, arg: int, result: int, state: int) -> int:
 def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: int,
            after: dict[int, int], shift: int, clear: int, kinds: list[int], args: list[int],
            results: list[int], call_at: dict[int, int], writes: int,
-           reads_of: dict[int, int], told_false: int) -> int:
+           reads_of: dict[int, int], told_false: int, maybe: int, group: list[int],
+           twins: list[int]) -> int:
     """Add to ``after`` every configuration reached by placing call ``c`` (on its return)
     after a sequence of other calls in flight; return the steps spent."""
     c_kind = kinds[c]
@@ -194,6 +258,8 @@ def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: in
             o_bit = pending & -pending
             pending ^= o_bit
             o = call_at[o_bit.bit_length() - 1]
+            if o_bit & maybe and twins[group[o]] & ~lin & (o_bit - 1):
+                continue  # a twin in a lower slot goes first
             o_kind = kinds[o]
             o_blind = o_kind == PUT or o_kind == DELETE
             if bare and o_blind:
