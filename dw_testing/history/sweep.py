@@ -29,6 +29,8 @@ are optional: at their return (if any) a configuration may also leave them out.
 
 from __future__ import annotations
 
+from bisect import insort
+
 from dw_testing.history.budget import Meter
 from dw_testing.history.search import ABSENT, CREATE, DELETE, GET, NEVER, PUT, KeyHistory
 
@@ -68,7 +70,12 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                 # needed, so it is a create of an unread value.
                 kinds[i], results[i] = CREATE, -1
             group[i] = groups.setdefault((kinds[i], args[i], rets[i]), len(groups))
-    twins = [0] * len(groups)  # group -> slots of its calls in flight
+    twins: dict[int, int] = {}  # group -> slots of its calls in flight
+    # Calls with unknown results in flight, by effect, the latest to return first: of
+    # those doing the same, placing the one that ends last is never worse (it could stand
+    # wherever another could).
+    alike: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    creates = 0  # slots of creates in flight that may write (told True, or not told)
     # Events in real-time order: an invocation before a return at the same stamp (touching
     # intervals overlap). Returns in the order of ``by_ret``.
     events = sorted([(calls[i], 0, i) for i in range(n)]
@@ -86,6 +93,7 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
     told_false = 0  # slots of creates told False in flight (they read "present")
     writes = 0  # slots of calls in flight that may change the state
     maybe = 0  # slots of calls in flight with unknown results (they may be left out)
+    blinds: dict[int, int] = {}  # blind writes in flight (bit << shift) -> invoked at event
     invoked_at = [0] * n
     returned = 0
     spent = 0
@@ -114,9 +122,14 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                            for key, last in configs.items()}
             else:
                 writes |= bit
+                if kind == CREATE:
+                    creates |= bit
+                elif not optional[i]:
+                    blinds[bit << shift] = index
             if optional[i]:
                 maybe |= bit
-                twins[group[i]] |= bit
+                twins[group[i]] = twins.get(group[i], 0) | bit
+                insort(alike.setdefault((kind, args[i]), []), (-rets[i], slot))
             continue
         slot = slot_of[i]
         bit = 1 << slot
@@ -138,7 +151,7 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                     after[key] = last
             spent += _place(i, bit, key >> shift, (key & low) - 1, last, index, after,
                             shift, clear, kinds, args, results, call_at, writes, reads_of,
-                            told_false, maybe, group, twins)
+                            told_false, maybe, creates, alike)
         if kind == GET:
             wanted = results[i]
             left = reads_of[wanted] & ~bit
@@ -150,9 +163,19 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
             told_false &= ~bit
         else:
             writes &= ~bit
+            creates &= ~bit
+            blinds.pop(bit << shift, None)
         if optional[i]:
             maybe &= ~bit
-            twins[group[i]] &= ~bit
+            left = twins[group[i]] & ~bit
+            if left:
+                twins[group[i]] = left
+            else:
+                del twins[group[i]]
+            same = alike[kind, args[i]]
+            same.remove((-rets[i], slot))
+            if not same:
+                del alike[kind, args[i]]
         if rets[i] != NEVER:
             del call_at[slot]
             free.append(slot)
@@ -161,9 +184,9 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
             if progress is not None:
                 progress[:] = [returned]
             return False
-        if maybe and len(after) > 1:
-            after = _dominant(after, maybe << shift,
-                              [mask << shift for mask in twins if mask & (mask - 1)])
+        if len(after) > 1 and (maybe or blinds):
+            after = _dominant(after, low, maybe << shift,
+                              [mask << shift for mask in twins.values() if mask & (mask - 1)], blinds)
         configs = after
         returned += 1
         if spent >= _SPEND_EVERY:
@@ -173,10 +196,13 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
     return True
 
 
-def _dominant(configs: dict[int, int], maybe: int, twins: list[int]) -> dict[int, int]:
-    """``configs`` without those another one dominates: a configuration that placed an
-    optional call in flight can do nothing that the same one without it cannot (it may
-    still leave the call out), nor one whose last blind write is earlier. Twins in flight
+def _dominant(configs: dict[int, int], low: int, maybe: int, twins: list[int],
+              blinds: dict[int, int]) -> dict[int, int]:
+    """``configs`` without those another one dominates. ``b`` dominates ``a`` when they
+    have the same state, ``b`` placed a subset of what ``a`` placed, its last blind write is
+    no earlier, and each call ``a`` placed beyond it is one ``b`` may still leave out (a
+    call with an unknown result) or absorb at its return (a blind write invoked before
+    ``b``'s last blind write): whatever ``a`` does next, ``b`` can do too. Twins in flight
     are told apart by how many of them were placed, not which."""
     if twins:
         canonical: dict[int, int] = {}
@@ -193,18 +219,22 @@ def _dominant(configs: dict[int, int], maybe: int, twins: list[int]) -> dict[int
         configs = canonical
     groups: dict[int, list[tuple[int, int, int]]] = {}
     for key, last in configs.items():
-        groups.setdefault(key & ~maybe, []).append(((key & maybe).bit_count(), key, last))
+        groups.setdefault(key & low, []).append(((key & ~low).bit_count(), key, last))
     kept: dict[int, int] = {}
     for members in groups.values():
         if len(members) == 1:
             kept[members[0][1]] = members[0][2]
             continue
         members.sort()
-        best: list[tuple[int, int]] = []
+        best: list[tuple[int, int, int]] = []
         for _, key, last in members:
-            placed = key & maybe
-            if not any(bits & placed == bits and other >= last for bits, other in best):
-                best.append((placed, last))
+            if not any(other & ~key == 0 and key & ~other & ~spare == 0 and other_last >= last
+                       for other, other_last, spare in best):
+                spare = maybe
+                for bit, invoked in blinds.items():
+                    if invoked < last:
+                        spare |= bit
+                best.append((key, last, spare))
                 kept[key] = last
     return kept
 
@@ -223,8 +253,8 @@ def _effect(kind: int, arg: int, result: int, state: int) -> int:
 def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: int,
            after: dict[int, int], shift: int, clear: int, kinds: list[int], args: list[int],
            results: list[int], call_at: dict[int, int], writes: int,
-           reads_of: dict[int, int], told_false: int, maybe: int, group: list[int],
-           twins: list[int]) -> int:
+           reads_of: dict[int, int], told_false: int, maybe: int, creates: int,
+           alike: dict[tuple[int, int], list[tuple[int, int]]]) -> int:
     """Add to ``after`` every configuration reached by placing call ``c`` (on its return)
     after a sequence of other calls in flight; return the steps spent."""
     c_kind = kinds[c]
@@ -232,7 +262,11 @@ def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: in
     c_reads = c_kind == GET or (c_kind == CREATE and results[c] == 0)
     # (linearized, state, last blind, a blind write was just placed and nothing read it)
     todo = [(linearized, state, last, False)]
-    seen = {(linearized, state, last, False)}
+    # Nodes by what they placed that must be placed, their state and whether they are
+    # bare, each with the calls that may be left out they placed and their last blind
+    # write: a node that placed more of those, with no later blind write, is dominated.
+    seen: dict[tuple[int, int, bool], list[tuple[int, int]]] = {
+        (linearized & ~maybe, state, False): [(linearized & maybe, last)]}
     steps = 0
     while todo:
         lin, s, lb, bare = todo.pop()
@@ -253,13 +287,20 @@ def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: in
                 if after.get(key, -2) < lb2:
                     after[key] = lb2
         # Or place another write in flight first.
-        pending = writes & ~lin & ~c_bit
+        unplaced = ~lin & ~c_bit
+        pending = writes & ~maybe & unplaced
+        for (o_kind, value), same in alike.items():
+            if o_kind == CREATE and s != ABSENT or o_kind == PUT and value == s:
+                continue
+            for _, slot in same:
+                o_bit = 1 << slot
+                if o_bit & unplaced:
+                    pending |= o_bit
+                    break
         while pending:
             o_bit = pending & -pending
             pending ^= o_bit
             o = call_at[o_bit.bit_length() - 1]
-            if o_bit & maybe and twins[group[o]] & ~lin & (o_bit - 1):
-                continue  # a twin in a lower slot goes first
             o_kind = kinds[o]
             o_blind = o_kind == PUT or o_kind == DELETE
             if bare and o_blind:
@@ -267,10 +308,19 @@ def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: in
             s3 = _effect(o_kind, args[o], results[o], s)
             if s3 == _ILLEGAL:
                 continue
+            if o_bit & maybe and not (
+                    (reads_of.get(s3, 0) | (told_false if s3 != ABSENT else creates)) & unplaced
+                    or (c_reads and s3 == results[c] if c_kind == GET else
+                        c_reads and s3 != ABSENT or c_kind == CREATE and s3 == ABSENT)):
+                # A call that may be left out is placed only to let the next call go.
+                continue
             seen_now = (reads_of.get(s3, 0) | (told_false if s3 != ABSENT else 0)) & ~c_bit
             lin3 = lin | o_bit | seen_now
-            node = (lin3, s3, index if o_blind else lb, o_blind and not (seen_now & ~lin))
-            if node not in seen:
-                seen.add(node)
-                todo.append(node)
+            lb3 = index if o_blind else lb
+            bare3 = o_blind and not (seen_now & ~lin)
+            extra = lin3 & maybe
+            known = seen.setdefault((lin3 & ~maybe, s3, bare3), [])
+            if not any(other & ~extra == 0 and other_last >= lb3 for other, other_last in known):
+                known.append((extra, lb3))
+                todo.append((lin3, s3, lb3, bare3))
     return steps
