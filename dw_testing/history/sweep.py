@@ -75,6 +75,7 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
     # those doing the same, placing the one that ends last is never worse (it could stand
     # wherever another could).
     alike: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    sure: dict[tuple[int, int], int] = {}  # writes that must apply in flight, by effect
     creates = 0  # slots of creates in flight that may write (told True, or not told)
     # Events in real-time order: an invocation before a return at the same stamp (touching
     # intervals overlap). Returns in the order of ``by_ret``.
@@ -126,6 +127,9 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                     creates |= bit
                 elif not optional[i]:
                     blinds[bit << shift] = index
+                if not optional[i]:
+                    effect = (kind, args[i])
+                    sure[effect] = sure.get(effect, 0) | bit
             if optional[i]:
                 maybe |= bit
                 twins[group[i]] = twins.get(group[i], 0) | bit
@@ -151,7 +155,7 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                     after[key] = last
             spent += _place(i, bit, key >> shift, (key & low) - 1, last, index, after,
                             shift, clear, kinds, args, results, call_at, writes, reads_of,
-                            told_false, maybe, creates, alike)
+                            told_false, maybe, creates, alike, sure, rets)
         if kind == GET:
             wanted = results[i]
             left = reads_of[wanted] & ~bit
@@ -164,6 +168,13 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
         else:
             writes &= ~bit
             creates &= ~bit
+            if not optional[i]:
+                effect = (kind, args[i])
+                left = sure[effect] & ~bit
+                if left:
+                    sure[effect] = left
+                else:
+                    del sure[effect]
             blinds.pop(bit << shift, None)
         if optional[i]:
             maybe &= ~bit
@@ -254,7 +265,8 @@ def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: in
            after: dict[int, int], shift: int, clear: int, kinds: list[int], args: list[int],
            results: list[int], call_at: dict[int, int], writes: int,
            reads_of: dict[int, int], told_false: int, maybe: int, creates: int,
-           alike: dict[tuple[int, int], list[tuple[int, int]]]) -> int:
+           alike: dict[tuple[int, int], list[tuple[int, int]]],
+           sure: dict[tuple[int, int], int], rets: list[int]) -> int:
     """Add to ``after`` every configuration reached by placing call ``c`` (on its return)
     after a sequence of other calls in flight; return the steps spent."""
     c_kind = kinds[c]
@@ -292,9 +304,18 @@ def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: in
         for (o_kind, value), same in alike.items():
             if o_kind == CREATE and s != ABSENT or o_kind == PUT and value == s:
                 continue
-            for _, slot in same:
+            for end, slot in same:
                 o_bit = 1 << slot
                 if o_bit & unplaced:
+                    twin = sure.get((o_kind, value), 0) & unplaced
+                    while twin:
+                        d_bit = twin & -twin
+                        twin ^= d_bit
+                        if rets[call_at[d_bit.bit_length() - 1]] <= -end:
+                            # A call that must apply does the same and ends no later:
+                            # place it instead (they may swap in any legal order).
+                            o_bit = 0
+                            break
                     pending |= o_bit
                     break
         while pending:
