@@ -2,8 +2,9 @@
 
 A history is partitioned per key (linearizability is compositional). Each key is first
 pruned (a read of a value no call wrote before it returned fails without a search), then
-searched for a legal order (:mod:`dw_testing.history.search`: the model of one key,
-indeterminate calls, memoised states). Keys are checked smallest first, each with its own
+given a quick greedy pass (:mod:`dw_testing.history.search`: the model of one key), and
+what that leaves is decided by a sweep in time order over the reachable configurations
+(:mod:`dw_testing.history.sweep`). Keys are checked smallest first, each with its own
 :class:`Budget`; a key that runs out is UNKNOWN and the next keys are still checked.
 
 Verdicts: ``"ok"``, ``"violation"`` or ``"unknown"`` when the budget ran out on some key and

@@ -138,7 +138,7 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
         slot = slot_of[i]
         bit = 1 << slot
         clear = ~(bit << shift)
-        blind = kind == PUT or kind == DELETE
+        blind = kind in (PUT, DELETE)
         may_skip = optional[i]
         started = invoked_at[i]
         after: dict[int, int] = {}
@@ -149,10 +149,9 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                 if after.get(key, -2) < last:
                     after[key] = last
                 continue
-            if may_skip or (blind and last > started):
-                # Left out (its result is unknown), or absorbed by a later blind write.
-                if after.get(key, -2) < last:
-                    after[key] = last
+            # Left out (its result is unknown), or absorbed by a later blind write.
+            if (may_skip or (blind and last > started)) and after.get(key, -2) < last:
+                after[key] = last
             spent += _place(i, bit, key >> shift, (key & low) - 1, last, index, after,
                             shift, clear, kinds, args, results, call_at, writes, reads_of,
                             told_false, maybe, creates, alike, sure, rets)
@@ -196,8 +195,8 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                 progress[:] = [returned]
             return False
         if len(after) > 1 and (maybe or blinds):
-            after = _dominant(after, low, maybe << shift,
-                              [mask << shift for mask in twins.values() if mask & (mask - 1)], blinds)
+            pairs = [mask << shift for mask in twins.values() if mask & (mask - 1)]
+            after = _dominant(after, low, maybe << shift, pairs, blinds)
         configs = after
         returned += 1
         if spent >= _SPEND_EVERY:
@@ -270,7 +269,7 @@ def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: in
     """Add to ``after`` every configuration reached by placing call ``c`` (on its return)
     after a sequence of other calls in flight; return the steps spent."""
     c_kind = kinds[c]
-    c_blind = c_kind == PUT or c_kind == DELETE
+    c_blind = c_kind in (PUT, DELETE)
     c_reads = c_kind == GET or (c_kind == CREATE and results[c] == 0)
     # (linearized, state, last blind, a blind write was just placed and nothing read it)
     todo = [(linearized, state, last, False)]
@@ -302,7 +301,7 @@ def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: in
         unplaced = ~lin & ~c_bit
         pending = writes & ~maybe & unplaced
         for (o_kind, value), same in alike.items():
-            if o_kind == CREATE and s != ABSENT or o_kind == PUT and value == s:
+            if (o_kind == CREATE and s != ABSENT) or (o_kind == PUT and value == s):
                 continue
             for end, slot in same:
                 o_bit = 1 << slot
@@ -323,7 +322,7 @@ def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: in
             pending ^= o_bit
             o = call_at[o_bit.bit_length() - 1]
             o_kind = kinds[o]
-            o_blind = o_kind == PUT or o_kind == DELETE
+            o_blind = o_kind in (PUT, DELETE)
             if bare and o_blind:
                 continue  # it would overwrite a write nobody saw: absorbed instead
             s3 = _effect(o_kind, args[o], results[o], s)
@@ -332,7 +331,7 @@ def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: in
             if o_bit & maybe and not (
                     (reads_of.get(s3, 0) | (told_false if s3 != ABSENT else creates)) & unplaced
                     or (c_reads and s3 == results[c] if c_kind == GET else
-                        c_reads and s3 != ABSENT or c_kind == CREATE and s3 == ABSENT)):
+                        (c_reads and s3 != ABSENT) or (c_kind == CREATE and s3 == ABSENT))):
                 # A call that may be left out is placed only to let the next call go.
                 continue
             seen_now = (reads_of.get(s3, 0) | (told_false if s3 != ABSENT else 0)) & ~c_bit
