@@ -59,18 +59,11 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
     unread = max(history.args + results + [1]) + 1
     args = [arg if arg == ABSENT or arg in read else unread for arg in history.args]
     kinds = list(history.kinds)
-    # Twins: calls with unknown results that do the same and end together are alike once
-    # both are in flight; only the one in the lowest slot is placed first.
-    group = [-1] * n
-    groups: dict[tuple[int, int, int], int] = {}
     for i in range(n):
-        if optional[i]:
-            if kinds[i] == PUT and args[i] == unread:
-                # Over a present state it only hides a value some get may want: never
-                # needed, so it is a create of an unread value.
-                kinds[i], results[i] = CREATE, -1
-            group[i] = groups.setdefault((kinds[i], args[i], rets[i]), len(groups))
-    twins: dict[int, int] = {}  # group -> slots of its calls in flight
+        if optional[i] and kinds[i] == PUT and args[i] == unread:
+            # Over a present state it only hides a value some get may want: never needed,
+            # so it is a create of an unread value.
+            kinds[i], results[i] = CREATE, -1
     # Calls with unknown results in flight, by effect, the latest to return first: of
     # those doing the same, placing the one that ends last is never worse (it could stand
     # wherever another could).
@@ -132,7 +125,6 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                     sure[effect] = sure.get(effect, 0) | bit
             if optional[i]:
                 maybe |= bit
-                twins[group[i]] = twins.get(group[i], 0) | bit
                 insort(alike.setdefault((kind, args[i]), []), (-rets[i], slot))
             continue
         slot = slot_of[i]
@@ -177,11 +169,6 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
             blinds.pop(bit << shift, None)
         if optional[i]:
             maybe &= ~bit
-            left = twins[group[i]] & ~bit
-            if left:
-                twins[group[i]] = left
-            else:
-                del twins[group[i]]
             same = alike[kind, args[i]]
             same.remove((-rets[i], slot))
             if not same:
@@ -195,8 +182,7 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                 progress[:] = [returned]
             return False
         if len(after) > 1 and (maybe or blinds):
-            pairs = [mask << shift for mask in twins.values() if mask & (mask - 1)]
-            after = _dominant(after, low, maybe << shift, pairs, blinds)
+            after = _dominant(after, low, maybe << shift, blinds)
         configs = after
         returned += 1
         if spent >= _SPEND_EVERY:
@@ -206,27 +192,13 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
     return True
 
 
-def _dominant(configs: dict[int, int], low: int, maybe: int, twins: list[int],
+def _dominant(configs: dict[int, int], low: int, maybe: int,
               blinds: dict[int, int]) -> dict[int, int]:
     """``configs`` without those another one dominates. ``b`` dominates ``a`` when they
     have the same state, ``b`` placed a subset of what ``a`` placed, its last blind write is
     no earlier, and each call ``a`` placed beyond it is one ``b`` may still leave out (a
     call with an unknown result) or absorb at its return (a blind write invoked before
-    ``b``'s last blind write): whatever ``a`` does next, ``b`` can do too. Twins in flight
-    are told apart by how many of them were placed, not which."""
-    if twins:
-        canonical: dict[int, int] = {}
-        for key, last in configs.items():
-            for mask in twins:
-                placed = key & mask
-                if placed:
-                    lowest = 0
-                    for _ in range(placed.bit_count()):
-                        lowest |= (mask & ~lowest) & -(mask & ~lowest)
-                    key = key & ~mask | lowest
-            if canonical.get(key, -2) < last:
-                canonical[key] = last
-        configs = canonical
+    ``b``'s last blind write): whatever ``a`` does next, ``b`` can do too."""
     groups: dict[int, list[tuple[int, int, int]]] = {}
     for key, last in configs.items():
         groups.setdefault(key & low, []).append(((key & ~low).bit_count(), key, last))
