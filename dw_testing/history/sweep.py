@@ -134,6 +134,7 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
         may_skip = optional[i]
         started = invoked_at[i]
         after: dict[int, int] = {}
+        seen: dict[tuple[int, int, bool], list[tuple[int, int]]] = {}
         for key, last in configs.items():
             spent += 1
             if key >> shift & bit:
@@ -146,7 +147,7 @@ def sweep(history: KeyHistory, meter: Meter, *, progress: list[int] | None = Non
                 after[key] = last
             spent += _place(i, bit, key >> shift, (key & low) - 1, last, index, after,
                             shift, clear, kinds, args, results, call_at, writes, reads_of,
-                            told_false, maybe, creates, alike, sure, rets)
+                            told_false, maybe, creates, alike, sure, rets, seen)
         if kind == GET:
             wanted = results[i]
             left = reads_of[wanted] & ~bit
@@ -237,19 +238,25 @@ def _place(c: int, c_bit: int, linearized: int, state: int, last: int, index: in
            results: list[int], call_at: dict[int, int], writes: int,
            reads_of: dict[int, int], told_false: int, maybe: int, creates: int,
            alike: dict[tuple[int, int], list[tuple[int, int]]],
-           sure: dict[tuple[int, int], int], rets: list[int]) -> int:
+           sure: dict[tuple[int, int], int], rets: list[int],
+           seen: dict[tuple[int, int, bool], list[tuple[int, int]]]) -> int:
     """Add to ``after`` every configuration reached by placing call ``c`` (on its return)
-    after a sequence of other calls in flight; return the steps spent."""
+    after a sequence of other calls in flight; return the steps spent.
+
+    ``seen`` holds the nodes met at this return, from every configuration, by what they
+    placed that must be placed, their state and whether they are bare, each with the calls
+    that may be left out they placed and their last blind write: a node that placed more of
+    those, with no later blind write, is outdone and not searched."""
     c_kind = kinds[c]
     c_blind = c_kind in (PUT, DELETE)
     c_reads = c_kind == GET or (c_kind == CREATE and results[c] == 0)
     # (linearized, state, last blind, a blind write was just placed and nothing read it)
     todo = [(linearized, state, last, False)]
-    # Nodes by what they placed that must be placed, their state and whether they are
-    # bare, each with the calls that may be left out they placed and their last blind
-    # write: a node that placed more of those, with no later blind write, is dominated.
-    seen: dict[tuple[int, int, bool], list[tuple[int, int]]] = {
-        (linearized & ~maybe, state, False): [(linearized & maybe, last)]}
+    extra = linearized & maybe
+    known = seen.setdefault((linearized & ~maybe, state, False), [])
+    if any(other & ~extra == 0 and other_last >= last for other, other_last in known):
+        return 1  # a configuration placed before this one outdoes it
+    known.append((extra, last))
     steps = 0
     while todo:
         lin, s, lb, bare = todo.pop()
