@@ -2,8 +2,10 @@
 
 A history is partitioned per key (linearizability is compositional). Each key is first
 pruned (a read of a value no call wrote before it returned fails without a search), then
-searched for a legal order (:mod:`dw_testing.history.search`: the model of one key,
-indeterminate calls, memoised states). Keys are checked smallest first, each with its own
+given a quick greedy pass (:mod:`dw_testing.history.search`: the model of one key); what
+that leaves gets a short depth-first search (Wing and Gong's, with Lowe's memo), and what
+that leaves is decided by a sweep in time order over the reachable configurations
+(:mod:`dw_testing.history.sweep`). Keys are checked smallest first, each with its own
 :class:`Budget`; a key that runs out is UNKNOWN and the next keys are still checked.
 
 Verdicts: ``"ok"``, ``"violation"`` or ``"unknown"`` when the budget ran out on some key and
@@ -32,6 +34,7 @@ from dw_testing.history.explain import explain
 from dw_testing.history.labels import digest, result_text, stamp_ranks, value_text
 from dw_testing.history.patch import patch_key
 from dw_testing.history.search import KeyHistory
+from dw_testing.history.sweep import sweep
 from dw_testing.history.timeline import render_text
 from dw_testing.history.violation import HistoryViolation
 from dw_testing.history.wire_faults import judged
@@ -106,7 +109,7 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
         try:
             # A quick pass settles most keys; a read of a value nobody wrote needs no search.
             legal = calls.greedy(meter) or (not calls.unwritten_reads()
-                                            and calls.place(meter, progress=progress))
+                                            and _decide(calls, meter, progress))
         except OutOfBudget as exc:
             exhausted.append(f"key {key!r} ({len(ops)} calls): {exc}")
             steps += meter.steps
@@ -134,6 +137,28 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
         return CheckResult("unknown", key=None, steps=steps, seconds=seconds,
                            detail="; ".join(exhausted))
     return CheckResult("ok", steps=steps, seconds=seconds)
+
+
+_FIRST_TRY = 4  # search steps a call, for the depth-first search before the sweep
+
+
+def _decide(calls: KeyHistory, meter: Meter, progress: list[int]) -> bool:
+    """Whether the key is linearizable: first by the depth-first search, which on most
+    keys goes straight to a legal order and costs about a step a call; when it has not
+    decided within a few steps a call, by the sweep, whose cost does not explode where the
+    depth-first search's does. Both spend ``meter``; raises ``OutOfBudget``."""
+    limit = _FIRST_TRY * calls.n + 1024
+    budget = meter.budget
+    if budget.max_steps is not None:
+        limit = min(limit, max(0, budget.max_steps - meter.steps - 512))
+    trial = Meter(Budget(max_steps=limit, max_seconds=budget.max_seconds))
+    try:
+        return calls.place(trial, progress=progress)
+    except OutOfBudget:
+        pass
+    finally:
+        meter.spend(trial.steps)
+    return sweep(calls, meter, progress=progress)
 
 
 def assert_linearizable(
