@@ -186,19 +186,24 @@ class Causes:
     def _false_create_cause(self, op: Operation, mine: Sequence[Operation]) -> str:
         """A create told False with no record there: its own bytes read later (it created
         the record: C-CREATE-3); a delete of the key during it, or the key's last change
-        before it a delete (C-CREATE-5); another create in flight that won (a conflict told
-        as an existing record, C-CREATE-6); else the creator was told False (C-CREATE-3)."""
+        before it a delete and no other create in flight that won (C-CREATE-5); another
+        create in flight that won (a conflict told as an existing record, C-CREATE-6); else
+        the creator was told False (C-CREATE-3)."""
         end = float("inf") if op.ret is None else op.ret
         read_back = any(o.op == "get" and o.result == op.value and o.call > op.call
                         for o in mine)
         shared = any(w is not op and w.value == op.value for w in mine if w.op != "get")
         if read_back and not shared:
             return "C-CREATE-3"
-        if self._after_a_delete(op, mine):
+        if self._deleted_during(op, mine):
             return "C-CREATE-5"
         racing = [o for o in mine if o is not op and o.op == "put_if_absent" and o.call < end
                   and (o.ret is None or o.ret > op.call)]
-        return "C-CREATE-6" if any(o.result is True for o in racing) else "C-CREATE-3"
+        # A winner in flight explains a False better than a delete that came and went
+        # before: the key was created again, by the racer.
+        if any(o.result is True for o in racing):
+            return "C-CREATE-6"
+        return "C-CREATE-5" if self._after_a_delete(op, mine) else "C-CREATE-3"
 
     @staticmethod
     def _deleted_during(op: Operation, mine: Sequence[Operation]) -> bool:

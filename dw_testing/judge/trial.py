@@ -143,6 +143,8 @@ class Trial:
                 # place; when the model allowed only records there, that read is the cause.
                 empties = [op for op in answers if self._causes.empty_read_as_none(op, ops)]
                 first = min(empties or answers or marked, key=lambda op: op.call)
+                if first.op == "get" and not empties:
+                    first = _false_create_behind(first, keyed.key, ops, self.budget) or first
                 wrongs.append((first.call, self._causes.blame_call(first, ops),
                                keyed.describe()))
         for op in ops:
@@ -174,6 +176,41 @@ def _first_cause(wrongs: Sequence[tuple[int, Blame, str]]) -> tuple[int, Blame, 
         return first
     stamp, blame, detail = min(keyed, key=lambda w: w[0])
     return stamp, replace(blame, symptom=blame.symptom or first[1].clause), detail
+
+
+def _false_create_behind(read: Operation, key: str | None, ops: Sequence[Operation],
+                         budget: Budget) -> Operation | None:
+    """The first create told ``False`` that no order allows, when the creates told
+    ``False`` explain why ``read`` has no place in ``key``'s history.
+
+    A wrong ``False`` (the store created the record, or none stood there) can show first
+    as a read that no order allows: the read is the symptom. With every ``False`` set
+    aside (each may have applied at any moment after its call, or not at all) the history
+    must linearize; then they are put back in real-time order, and the first that breaks
+    it again is the cause."""
+    mine = [op for op in ops if op.key == key]
+    falses = sorted((op for op in mine if op.op == "put_if_absent" and op.result is False
+                     and op.ret is not None),
+                    key=lambda op: op.call)[:_FALSE_CREATES_TRIED]
+    if not falses:
+        return None
+
+    def linearizes(aside: set[int]) -> bool:
+        loosened = [replace(op, result=None, ret=None, error="SetAside") if id(op) in aside
+                    else op for op in mine]
+        return check_history(loosened, budget=budget).verdict == "ok"
+
+    aside = {id(op) for op in falses}
+    if not linearizes(aside):
+        return None
+    for create in falses:
+        aside.discard(id(create))
+        if not linearizes(aside):
+            return create
+    return None
+
+
+_FALSE_CREATES_TRIED = 16  # a bound on the failure path's extra checks
 
 
 def _violations(ops: Sequence[Operation], found: CheckResult,

@@ -128,15 +128,13 @@ class PlainValueErrorForBadKeys(CorrectStore):
 
 
 class DropsTrailingPercent(CorrectStore):
-    """A ``%`` that ends a key is dropped, as a URL layer does with an escape cut short:
-    ``a/b%`` and ``a/b`` are one record, listed as ``a/b``. Only a key whose last character
-    is ``%`` shows it (C-KEY-2)."""
+    """A ``%`` that ends a key is dropped, as a URL layer does with an escape cut short in
+    a request's path: ``a/b%`` and ``a/b`` are one record, listed as ``a/b``. Only a key
+    whose last character is ``%`` shows it (C-KEY-2); a list's prefix, sent as a query
+    parameter, is kept."""
 
     def checked_key(self, key: str, op: str) -> str:
         return _drop_trailing_percent(validate_key(key, op=op))
-
-    def checked_prefix(self, prefix: str) -> str:
-        return _drop_trailing_percent(validate_prefix(prefix))
 
 
 def _drop_trailing_percent(key: str) -> str:
