@@ -187,8 +187,8 @@ class Causes:
         """A create told False with no record there: its own bytes read later (it created
         the record: C-CREATE-3); a delete of the key during it, or the key's last change
         before it a delete and no other create in flight that won (C-CREATE-5); another
-        create in flight that won (a conflict told as an existing record, C-CREATE-6); else
-        the creator was told False (C-CREATE-3)."""
+        create in flight that won, or that was in flight when it began (a conflict told as
+        an existing record, C-CREATE-6); else the creator was told False (C-CREATE-3)."""
         end = float("inf") if op.ret is None else op.ret
         read_back = any(o.op == "get" and o.result == op.value and o.call > op.call
                         for o in mine)
@@ -203,7 +203,11 @@ class Causes:
         # before: the key was created again, by the racer.
         if any(o.result is True for o in racing):
             return "C-CREATE-6"
-        return "C-CREATE-5" if self._after_a_delete(op, mine) else "C-CREATE-3"
+        if self._after_a_delete(op, mine):
+            return "C-CREATE-5"
+        # A create already in flight when this one began, whatever it was told (a put may
+        # have landed before it checked): a conflict told as an existing record.
+        return "C-CREATE-6" if any(o.call < op.call for o in racing) else "C-CREATE-3"
 
     @staticmethod
     def _deleted_during(op: Operation, mine: Sequence[Operation]) -> bool:
