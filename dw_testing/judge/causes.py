@@ -104,15 +104,16 @@ class Causes:
                 return self._made(self._gone_cause(op, mine, others), op.process, call, shown)
         if op.op == "put_if_absent":
             if op.result is False:
-                live = [o.key for o in others if o.op in ("put", "put_if_absent")
-                        and o.result is not False]
+                live = _live_during(op, others)
                 cause = self.key_cause(key, live)
                 told = self._false_create_cause(op, mine)
                 # A twin is a key rewritten; a key beneath this one explains a False unless a
                 # delete or a racing create in the key's own history does.
                 if cause is not None and (cause[0] == "C-KEY-2" or told == "C-CREATE-3"
                                           or (told == "C-CREATE-5"
-                                              and not self._deleted_during(op, mine))):
+                                              and not self._deleted_during(op, mine)
+                                              and not _created_beside(op, mine, others,
+                                                                      cause[1]))):
                     return self._made(cause[0], op.process,
                                       f"{call}, as if {self.rel(cause[1])!r} were the same key",
                                       "no record yet (True)", "C-CREATE-3")
@@ -203,11 +204,26 @@ class Causes:
         # before: the key was created again, by the racer.
         if any(o.result is True for o in racing):
             return "C-CREATE-6"
-        if self._after_a_delete(op, mine):
-            return "C-CREATE-5"
         # A create already in flight when this one began, whatever it was told (a put may
-        # have landed before it checked): a conflict told as an existing record.
-        return "C-CREATE-6" if any(o.call < op.call for o in racing) else "C-CREATE-3"
+        # have landed before it checked): a conflict told as an existing record, unless
+        # the key shows creates told False after a delete with no racer at all.
+        conflict = any(o.call < op.call for o in racing)
+        if self._after_a_delete(op, mine):
+            return ("C-CREATE-6" if conflict and not self._lone_false_after_delete(mine)
+                    else "C-CREATE-5")
+        return "C-CREATE-6" if conflict else "C-CREATE-3"
+
+    def _lone_false_after_delete(self, mine: Sequence[Operation]) -> bool:
+        """Some create of the key was told False right after a delete with no other create
+        in flight: what a store that blocks re-creating a deleted key does, raced or not."""
+        for op in mine:
+            if op.op != "put_if_absent" or op.result is not False or op.ret is None:
+                continue
+            alone = not any(o is not op and o.op == "put_if_absent" and o.call < op.ret
+                            and (o.ret is None or o.ret > op.call) for o in mine)
+            if alone and self._after_a_delete(op, mine):
+                return True
+        return False
 
     @staticmethod
     def _deleted_during(op: Operation, mine: Sequence[Operation]) -> bool:
@@ -352,3 +368,25 @@ def _same_shape(extra: str, missing: Sequence[str]) -> tuple[str, str] | None:
     gave the written key back with other code points (C-KEY-2)."""
     depth = extra.count("/")
     return next((("C-KEY-2", m) for m in missing if m.count("/") == depth), None)
+
+
+def _live_during(op: Operation, others: Sequence[Operation]) -> list[str]:
+    """Keys of ``others`` whose record may have stood while ``op`` ran: written before it
+    returned, and not deleted (a delete that completed after the write) before it began."""
+    end = float("inf") if op.ret is None else op.ret
+    deletes = [d for d in others if d.op == "delete" and d.ret is not None and d.ret < op.call]
+    return [w.key for w in others
+            if w.op in ("put", "put_if_absent") and w.result is not False and w.call < end
+            and not any(d.key == w.key and w.ret is not None and d.call > w.ret
+                        for d in deletes)]
+
+
+def _created_beside(op: Operation, mine: Sequence[Operation], others: Sequence[Operation],
+                    nested: str) -> bool:
+    """An earlier create of ``op``'s key won while ``nested`` was written: the store can
+    keep the two apart, so what changed since (a delete) explains the False, not them."""
+    written = [w.ret for w in others if w.key == nested and w.op in ("put", "put_if_absent")
+               and w.result is not False and w.ret is not None]
+    return bool(written) and any(
+        o.op == "put_if_absent" and o.result is True and o.ret is not None
+        and o.ret < op.call and o.call > min(written) for o in mine)
