@@ -111,7 +111,7 @@ class Causes:
                 # delete or a racing create in the key's own history does.
                 if cause is not None and (cause[0] == "C-KEY-2" or told == "C-CREATE-3"
                                           or (told == "C-CREATE-5"
-                                              and not self._deleted_during(op, mine)
+                                              and not _during(op, mine, "delete")
                                               and not _created_beside(op, mine, others,
                                                                       cause[1]))):
                     return self._made(cause[0], op.process,
@@ -190,16 +190,14 @@ class Causes:
         before it a delete and no other create in flight that won (C-CREATE-5); another
         create in flight that won, or that was in flight when it began (a conflict told as
         an existing record, C-CREATE-6); else the creator was told False (C-CREATE-3)."""
-        end = float("inf") if op.ret is None else op.ret
         read_back = any(o.op == "get" and o.result == op.value and o.call > op.call
                         for o in mine)
         shared = any(w is not op and w.value == op.value for w in mine if w.op != "get")
         if read_back and not shared:
             return "C-CREATE-3"
-        if self._deleted_during(op, mine):
+        if _during(op, mine, "delete"):
             return "C-CREATE-5"
-        racing = [o for o in mine if o is not op and o.op == "put_if_absent" and o.call < end
-                  and (o.ret is None or o.ret > op.call)]
+        racing = _during(op, mine, "put_if_absent")
         # A winner in flight explains a False better than a delete that came and went
         # before: the key was created again, by the racer.
         if any(o.result is True for o in racing):
@@ -219,23 +217,14 @@ class Causes:
         for op in mine:
             if op.op != "put_if_absent" or op.result is not False or op.ret is None:
                 continue
-            alone = not any(o is not op and o.op == "put_if_absent" and o.call < op.ret
-                            and (o.ret is None or o.ret > op.call) for o in mine)
-            if alone and self._after_a_delete(op, mine):
+            if not _during(op, mine, "put_if_absent") and self._after_a_delete(op, mine):
                 return True
         return False
 
     @staticmethod
-    def _deleted_during(op: Operation, mine: Sequence[Operation]) -> bool:
-        end = float("inf") if op.ret is None else op.ret
-        return any(o.op == "delete" and o.call < end and (o.ret is None or o.ret > op.call)
-                   for o in mine)
-
-    def _after_a_delete(self, op: Operation, mine: Sequence[Operation]) -> bool:
+    def _after_a_delete(op: Operation, mine: Sequence[Operation]) -> bool:
         """A delete of the key ran during ``op``, or was the last change before it."""
-        end = float("inf") if op.ret is None else op.ret
-        if any(o.op == "delete" and o.call < end and (o.ret is None or o.ret > op.call)
-               for o in mine):
+        if _during(op, mine, "delete"):
             return True
         before = [o for o in mine if o.op != "get" and o.ret is not None and o.ret < op.call
                   and not (o.op == "put_if_absent" and o.result is False)]
@@ -390,3 +379,11 @@ def _created_beside(op: Operation, mine: Sequence[Operation], others: Sequence[O
     return bool(written) and any(
         o.op == "put_if_absent" and o.result is True and o.ret is not None
         and o.ret < op.call and o.call > min(written) for o in mine)
+
+
+def _during(op: Operation, mine: Sequence[Operation], kind: str) -> list[Operation]:
+    """The other calls of ``kind`` whose interval meets ``op``'s (a call that raised runs on
+    for ever)."""
+    end = float("inf") if op.ret is None else op.ret
+    return [o for o in mine if o is not op and o.op == kind and o.call < end
+            and (o.ret is None or o.ret > op.call)]

@@ -144,7 +144,7 @@ class Trial:
                 empties = [op for op in answers if self._causes.empty_read_as_none(op, ops)]
                 first = min(empties or answers or marked, key=lambda op: op.call)
                 if first.op == "get" and not empties:
-                    first = _false_create_behind(first, keyed.key, ops, self.budget) or first
+                    first = _false_create_behind(keyed.key, ops, self.budget) or first
                 wrongs.append((first.call, self._causes.blame_call(first, ops),
                                keyed.describe()))
         for op in ops:
@@ -178,10 +178,10 @@ def _first_cause(wrongs: Sequence[tuple[int, Blame, str]]) -> tuple[int, Blame, 
     return stamp, replace(blame, symptom=blame.symptom or first[1].clause), detail
 
 
-def _false_create_behind(read: Operation, key: str | None, ops: Sequence[Operation],
+def _false_create_behind(key: str | None, ops: Sequence[Operation],
                          budget: Budget) -> Operation | None:
     """The first create told ``False`` that no order allows, when the creates told
-    ``False`` explain why ``read`` has no place in ``key``'s history.
+    ``False`` explain why ``key``'s history has no legal order.
 
     A wrong ``False`` (the store created the record, or none stood there) can show first
     as a read that no order allows: the read is the symptom. With every ``False`` set

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dw_testing.history import Budget
+from dw_testing.history import Budget, Operation
 from dw_testing.judge import Trial
 from dw_testing.judge.blame import twins
 from reference_engine.stores.memory import MemoryStore
@@ -222,3 +222,81 @@ def test_a_create_that_overwrote_a_record_is_blamed_on_the_create() -> None:
         judgement = trial.verdict()
     assert judgement.blame is not None and judgement.blame.clause == "C-CREATE-1", (
         judgement.message())
+
+
+def _history(*calls: tuple[str, str, bytes | None, object, int, int]) -> Trial:
+    """A trial holding exactly ``calls``: (op, key, value, result, call, ret), one handle."""
+    trial = _trial()
+    store = trial.wrap(MemoryStore())
+    for op, key, value, result, call, ret in calls:
+        row = Operation(store.name, op, NS + key, value, result, call, ret)  # type: ignore[arg-type]
+        store.log.add(row)
+    return trial
+
+
+def test_a_wrong_false_that_shows_first_as_a_read_is_blamed_on_the_create() -> None:
+    # The read began first and returned the create's bytes; only a create told False wrote
+    # them. The read is the symptom, the False the cause (the creator is told True).
+    judgement = _history(("get", "k", None, b"c", 1, 3),
+                         ("put_if_absent", "k", b"c", False, 2, 4)).verdict()
+    assert judgement.wrong and judgement.blame is not None
+    assert judgement.blame.call.startswith("put_if_absent('k') answered False"), \
+        judgement.message()
+    assert judgement.blame.clause == "C-CREATE-3", judgement.message()
+
+
+def test_a_false_beside_a_create_in_flight_after_a_delete_is_a_conflict() -> None:
+    # Deleted, then two creates race; the later-begun one is told False with no record
+    # there, and the racer is told False too once a put lands: a conflict, not a blocked
+    # re-create (no create after the delete was told False alone).
+    judgement = _history(("put", "k", b"x", None, 1, 2), ("delete", "k", None, None, 3, 4),
+                         ("put_if_absent", "k", b"a", False, 5, 12),
+                         ("put_if_absent", "k", b"b", False, 6, 7),
+                         ("put", "k", b"y", None, 8, 9)).verdict()
+    assert judgement.blame is not None and judgement.blame.clause == "C-CREATE-6", \
+        judgement.message()
+
+
+def test_a_lone_false_after_a_delete_is_a_blocked_re_create() -> None:
+    judgement = _history(("put", "k", b"x", None, 1, 2), ("delete", "k", None, None, 3, 4),
+                         ("put_if_absent", "k", b"a", False, 5, 6)).verdict()
+    assert judgement.blame is not None and judgement.blame.clause == "C-CREATE-5", \
+        judgement.message()
+
+
+def test_a_false_after_a_delete_beside_a_key_the_store_kept_apart_is_no_nesting() -> None:
+    # 'nest/a' was created beside 'nest/a/b' before, so the key beneath does not explain
+    # the False after the delete: the delete does (C-CREATE-5), not C-KEY-3.
+    judgement = _history(("put", "nest/a/b", b"child", None, 1, 2),
+                         ("put_if_absent", "nest/a", b"beside", True, 3, 4),
+                         ("delete", "nest/a", None, None, 5, 6),
+                         ("put_if_absent", "nest/a", b"again", False, 7, 8)).verdict()
+    assert judgement.blame is not None and judgement.blame.clause == "C-CREATE-5", \
+        judgement.message()
+
+
+def test_a_false_beside_a_key_beneath_is_nesting_when_nothing_else_explains_it() -> None:
+    judgement = _history(("put", "nest/a/b", b"child", None, 1, 2),
+                         ("put_if_absent", "nest/a", b"beside", False, 3, 4)).verdict()
+    assert judgement.blame is not None and judgement.blame.clause == "C-KEY-3", \
+        judgement.message()
+
+
+def test_a_raced_false_is_a_blocked_re_create_when_the_key_also_shows_a_lone_one() -> None:
+    # The first wrong answer is raced, but later a create after a delete is told False with
+    # nobody racing it: a store that blocks re-creating a deleted key, raced or not.
+    judgement = _history(("put", "k", b"x", None, 1, 2), ("delete", "k", None, None, 3, 4),
+                         ("put_if_absent", "k", b"a", False, 5, 12),
+                         ("put_if_absent", "k", b"b", False, 6, 7),
+                         ("put", "k", b"y", None, 8, 9), ("delete", "k", None, None, 13, 14),
+                         ("put_if_absent", "k", b"z", False, 15, 16)).verdict()
+    assert judgement.blame is not None and judgement.blame.clause == "C-CREATE-5", \
+        judgement.message()
+
+
+def test_a_key_beneath_deleted_before_explains_no_false() -> None:
+    judgement = _history(("put", "nest/a/b", b"child", None, 1, 2),
+                         ("delete", "nest/a/b", None, None, 3, 4),
+                         ("put_if_absent", "nest/a", b"after", False, 5, 6)).verdict()
+    assert judgement.blame is not None and judgement.blame.clause != "C-KEY-3", \
+        judgement.message()
