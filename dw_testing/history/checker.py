@@ -32,8 +32,9 @@ from dw_testing.history.budget import Budget, Meter, OutOfBudget
 from dw_testing.history.events import Operation
 from dw_testing.history.explain import explain
 from dw_testing.history.labels import digest, result_text, stamp_ranks, value_text
-from dw_testing.history.patch import patch_key
+from dw_testing.history.patch import PatchedKey, patch_key
 from dw_testing.history.search import KeyHistory
+from dw_testing.history.settle import settle
 from dw_testing.history.sweep import sweep
 from dw_testing.history.timeline import render_text
 from dw_testing.history.violation import HistoryViolation
@@ -97,12 +98,27 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
     exhausted: list[str] = []
     # A call that met a lost or cut reply on the wire is indeterminate (C-LOST-1), once per
     # attempt its client may have made.
-    keyed = partition_by_key(judged(history))
+    keyed: dict[str, list[Operation]] = defaultdict(list)
+    raised: set[str] = set()
+    for op in judged(history):
+        keyed[op.key].append(op)
+        if op.ret is None:
+            raised.add(op.key)
     # Small keys first: a cheap violation should not wait behind an expensive key.
     for key in sorted(keyed, key=lambda k: (len(keyed[k]), k)):
         ops = keyed[key]
-        # Calls with unknown results are dropped or bounded first (patch): same verdict.
-        patched = patch_key(ops)
+        # Most keys: one sweep through time finds a legal order, no search needed.
+        order = settle(ops)
+        if order is None and key in raised:
+            # Calls with unknown results dropped or bounded first (patch): same verdict,
+            # and a sweep through time that more often finds its way.
+            patched = patch_key(ops)
+            order = settle(patched.ops, patched.optional)
+        else:
+            patched = PatchedKey(ops, [], changed=False)
+        if order is not None:
+            steps += len(order)
+            continue
         calls = KeyHistory(patched.ops, patched.optional)
         meter = Meter(budget)
         progress: list[int] = []

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from dw_testing.history.events import Operation
 
@@ -64,11 +65,6 @@ class PatchedKey:
     optional: list[bool]
     changed: bool = True
     """False when the key had no call with an unknown result: ``ops`` are the calls given."""
-
-
-def _latest(ends: dict[object, float], key: object, end: float) -> None:
-    if end > ends.get(key, -1):
-        ends[key] = end
 
 
 def _write_seen_until(value: bytes, read_end: dict[object, float],
@@ -103,54 +99,62 @@ def _applied_until(read: Operation) -> int:
 
 def patch_key(ops: Sequence[Operation]) -> PatchedKey:
     """The calls of one key with the rules above applied (``ops`` in any order)."""
-    if all(op.ret is not None for op in ops):
+    rets = [op.ret for op in ops]
+    if None not in rets:
         return PatchedKey(list(ops), [False] * len(ops), changed=False)
-    calls = [op for op in ops if not (op.ret is None and op.op == "get")]
-    # The latest return of each kind of observer, and the writers of each value.
+    # Column by column, each in one tight pass: a key holds many calls, few of them raised.
+    names = [op.op for op in ops]
+    raised_at = [n for n, ret in enumerate(rets) if ret is None]
+    if any(names[n] == "get" for n in raised_at):  # raised gets change nothing: dropped
+        gone = {n for n in raised_at if names[n] == "get"}
+        ops = [op for n, op in enumerate(ops) if n not in gone]
+        rets = [op.ret for op in ops]
+        names = [op.op for op in ops]
+        raised_at = [n for n, ret in enumerate(rets) if ret is None]
+    values = [op.value for op in ops]
+    results = [op.result for op in ops]
+    # The values of raised writes: only their observers and writers matter.
+    written = {values[n] for n in raised_at if names[n] != "delete"}
+    watched = written | {None}
     read_end: dict[object, float] = {}  # value (or None) -> latest get returning it
-    first_read: dict[bytes, Operation] = {}  # value -> the get of it that returned first
-    told_false_end: float = -1
-    absent_end: float = -1  # creates told True, and creates bounded by rule 2 or 3
-    writers: dict[bytes, set[tuple[str, int, int | None]]] = {}
-    for op in calls:
-        if op.op in ("put", "put_if_absent") and op.value is not None:
-            writers.setdefault(op.value, set()).add((op.op, op.call, op.ret))
-        if op.ret is None:
-            continue
-        if op.op == "get":
-            _latest(read_end, op.result, op.ret)
-            if isinstance(op.result, bytes):
-                known = first_read.get(op.result)
-                if known is None or op.ret < (known.ret or 0):
-                    first_read[op.result] = op
-        elif op.op == "put_if_absent":
-            if op.result:
-                absent_end = max(absent_end, op.ret)
-            else:
-                told_false_end = max(told_false_end, op.ret)
-    patched: list[tuple[Operation, bool] | None] = [(op, False) for op in calls]
+    first_read: dict[object, int] = {}  # value -> the get of it that returned first (index)
+    ends = cast("list[int]", rets)  # read below only where a call returned
+    reads = [n for n, name in enumerate(names) if name == "get" and results[n] in watched
+             and rets[n] is not None]
+    for n in sorted(reads, key=ends.__getitem__):
+        read_end[results[n]] = ends[n]  # by return: the last one is the latest
+        first_read.setdefault(results[n], n)
+    creates = [n for n, name in enumerate(names) if name == "put_if_absent"
+               and rets[n] is not None]
+    told_false_end: float = max((ends[n] for n in creates if not results[n]), default=-1)
+    absent_end: float = max((ends[n] for n in creates if results[n]), default=-1)
+    writers: dict[object, set[tuple[str, int, int | None]]] = {value: set() for value in written}
+    for n in [n for n, value in enumerate(values) if value in written]:
+        writers[values[n]].add((names[n], ops[n].call, rets[n]))
+    patched: list[tuple[Operation, bool] | None] = [(op, False) for op in ops]
     promoted: set[bytes] = set()
-    for n, op in enumerate(calls):
-        if op.ret is not None or op.op == "delete":
+    for n in raised_at:
+        name, op = names[n], ops[n]
+        if name == "delete":
             continue
         value = op.value if op.value is not None else b""
-        read = first_read.get(value)
-        if (read is not None and value not in promoted and _only_writer(writers[value])
-                and (read.ret or 0) >= op.call):
+        first = first_read.get(value)
+        if (first is not None and value not in promoted and _only_writer(writers[value])
+                and (rets[first] or 0) >= op.call):
             promoted.add(value)  # rule 3
-            end = _applied_until(read)
+            end = _applied_until(ops[first])
             patched[n] = (replace(op, ret=end,
-                                  result=True if op.op == "put_if_absent" else None), False)
-            if op.op == "put_if_absent":
+                                  result=True if name == "put_if_absent" else None), False)
+            if name == "put_if_absent":
                 absent_end = max(absent_end, end)
             continue
         patched[n] = bounded = _bounded(op, _write_seen_until(value, read_end, told_false_end))
-        if bounded is not None and op.op == "put_if_absent" and bounded[0].ret is not None:
+        if bounded is not None and name == "put_if_absent" and bounded[0].ret is not None:
             absent_end = max(absent_end, bounded[0].ret)
     # Every raised write is now dropped or bounded (its observers all returned), so every
     # observer of a delete has a return.
-    for n, op in enumerate(calls):
-        if op.ret is None and op.op == "delete":
-            patched[n] = _bounded(op, _delete_seen_until(read_end, absent_end))
+    for n in raised_at:
+        if names[n] == "delete":
+            patched[n] = _bounded(ops[n], _delete_seen_until(read_end, absent_end))
     kept = [call for call in patched if call is not None]
     return PatchedKey([op for op, _ in kept], [flag for _, flag in kept])

@@ -1,0 +1,325 @@
+"""The first pass over one key: a legal order built in one sweep through time, or none.
+
+Most keys of a healthy history need no search at all. This pass walks the calls in order of
+invocation and builds one legal order as it goes (Lowe's just-in-time linearization, with
+one configuration instead of a set), keeping three promises:
+
+* before a call is invoked, every call that returned earlier is in the order (a call whose
+  result is unknown may instead be left out); a call goes in only after it was invoked,
+  and only where the model of one key allows it;
+* a get, or a create told False, goes in as soon as the state lets it (placing such a call
+  early never makes a legal order illegal: it changes nothing);
+* a write goes in when it must (a call invoked after its return comes next), or earlier
+  when a read about to return needs its value.
+
+What is left to choose is the order of the writes that are due together, and whether a
+write still in flight goes before them. The pass tries the likeliest order first (the write
+leaving what the next call wants goes last) and remembers the others: when a later call
+finds no place, it goes back to the latest choice with orders left, within a bound of a few
+passes over the key. Past that bound it gives up (``None``) and the checker searches
+(:mod:`dw_testing.history.search`, :mod:`dw_testing.history.sweep`). So ``None`` never means
+a violation, and an order returned is always legal: ``tests/history/test_history_settle.py``
+replays every order it returns with a checker of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import islice, permutations
+from typing import cast
+
+from dw_testing.history.events import Operation
+
+PUT, CREATE, GET, DELETE = 0, 1, 2, 3
+_KIND = {"put": PUT, "put_if_absent": CREATE, "get": GET, "delete": DELETE}
+_ANY = object()  # the next call wants no particular state
+_PRESENT = object()  # the next call wants some value, whichever
+_ORDERS = 24  # orders of the writes due together that one choice may try
+_GOING_BACK = 4  # calls invoked again after going back, per call of the key
+_NEVER = 1 << 62  # the return of a call that raised: never due
+_CHOICES_KEPT = 256  # choices remembered; older ones are forgotten in halves
+
+
+class _Stuck(Exception):
+    """No order this pass may try fits: the checker searches instead."""
+
+
+def settle(ops: Sequence[Operation], optional: Sequence[bool] = ()) -> list[int] | None:
+    """A legal order of the calls, as indices into ``ops``, or ``None`` when this pass
+    found none. Calls that raised, and those flagged ``optional``, appear only if placed."""
+    try:
+        return _Pass(ops, optional).run()
+    except _Stuck:
+        return None
+
+
+class _Choice:
+    """A flush with orders left to try, and what the pass held before it."""
+
+    __slots__ = ("due", "next", "orders", "placed", "position", "readers", "rp", "skipped",
+                 "state", "told_false", "unsure", "writes")
+
+    def __init__(self, run: _Pass, position: int, rp: int, due: list[int],
+                 orders: list[tuple[int, ...]]) -> None:
+        self.position, self.rp, self.due, self.orders, self.next = position, rp, due, orders, 1
+        # Calls placed or left out since are undone by trail; what is in flight is copied.
+        self.placed, self.skipped = len(run.order), len(run.skipped)
+        self.readers = {state: list(reads) for state, reads in run.readers.items()}
+        self.told_false = list(run.told_false)
+        self.writes = list(run.writes)
+        self.unsure = list(run.unsure)
+        self.state = run.state
+
+    def restore(self, run: _Pass) -> None:
+        done = run.done
+        for trail, kept in ((run.order, self.placed), (run.skipped, self.skipped)):
+            for i in trail[kept:]:
+                done[i] = 0
+            del trail[kept:]
+        run.readers = {state: list(reads) for state, reads in self.readers.items()}
+        run.told_false = list(self.told_false)
+        run.writes = list(self.writes)
+        run.unsure = list(self.unsure)
+        run.state = self.state
+
+
+class _Pass:
+    __slots__ = ("args", "by_call", "by_ret", "calls", "done", "kinds", "maybe", "n",
+                 "order", "readers", "results", "rets", "skipped", "state", "told_false",
+                 "unsure", "writes")
+
+    def __init__(self, ops: Sequence[Operation], optional: Sequence[bool]) -> None:
+        self.n = n = len(ops)
+        # Column by column: a comprehension reads an attribute faster than attrgetter.
+        self.kinds: list[int] = [_KIND[op.op] for op in ops]
+        self.args: list[bytes | None] = [op.value for op in ops]
+        self.results: list[object] = [op.result for op in ops]
+        self.calls = calls = [op.call for op in ops]
+        ends: list[int | None] = [op.ret for op in ops]
+        # A call that may be left out: it raised, or patch bounded it with no result.
+        maybe = [False] * n
+        returned: Sequence[int] = range(n)
+        if None in ends:
+            maybe = [end is None for end in ends]
+            returned = [i for i in range(n) if not maybe[i]]
+            ends = [_NEVER if end is None else end for end in ends]
+        self.rets = rets = cast("list[int]", ends)
+        if optional:
+            maybe = [a or b for a, b in zip(maybe, optional, strict=True)]
+        self.maybe = maybe
+        self.by_ret = sorted(returned, key=rets.__getitem__)
+        self.by_call: Sequence[int] = (range(n) if calls == sorted(calls)
+                                       else sorted(range(n), key=calls.__getitem__))
+        self.done = bytearray(n)
+        self.order: list[int] = []  # placed, in order
+        self.skipped: list[int] = []  # left out: a read that raised, an unneeded unknown call
+        # Calls in flight, not placed: reads by the state they wait for, and writes.
+        self.readers: dict[object, list[int]] = {}
+        self.told_false: list[int] = []  # creates told False: they wait for any value
+        self.writes: list[int] = []  # results known: each must go in
+        self.unsure: list[int] = []  # results unknown: each may be left out
+        self.state: bytes | None = None
+
+    def run(self) -> list[int]:
+        """The order; raises :class:`_Stuck`."""
+        kinds, results, calls, maybe, done, order = (
+            self.kinds, self.results, self.calls, self.maybe, self.done, self.order)
+        rets = self.rets
+        by_ret, by_call, n = self.by_ret, self.by_call, self.n
+        choices: list[_Choice] = []
+        work = _GOING_BACK * n + 1024  # calls invoked again, after going back
+        position = rp = 0
+        total = len(by_ret)
+        resumed = False  # the flush before ``by_call[position]`` is done (after going back)
+        while True:
+            try:
+                while True:
+                    if resumed:
+                        resumed = False
+                    elif rp < total:
+                        # Every call that returned before the next one was invoked goes in.
+                        call = calls[by_call[position]] if position < n else rets[by_ret[-1]] + 1
+                        if rets[by_ret[rp]] < call:
+                            j = by_ret[rp]
+                            rp += 1
+                            if (rp == total or rets[by_ret[rp]] >= call) and not done[j] \
+                                    and not maybe[j] and (
+                                        kinds[j] == PUT or kinds[j] == DELETE or (
+                                            kinds[j] == CREATE and results[j] is True
+                                            and self.state is None)):
+                                # The common case: one write is due, and it is legal now.
+                                # The choices: a write still in flight may go first.
+                                if len(self.writes) > 1:
+                                    self.remember(choices, position, rp, [j],
+                                                  self.before([j], (j,)))
+                                self.apply(j)
+                            else:
+                                due = [] if done[j] else [j]
+                                while rp < total and rets[by_ret[rp]] < call:
+                                    if not done[by_ret[rp]]:
+                                        due.append(by_ret[rp])
+                                    rp += 1
+                                if due:
+                                    orders = self.orders(
+                                        due, by_call[position] if position < n else -1)
+                                    if len(orders) > 1:
+                                        self.remember(choices, position, rp, due, orders)
+                                    self.flush(due, orders[0])
+                    if position == n:
+                        return order
+                    # Call ``i`` is invoked: a read the state allows goes in now.
+                    i = by_call[position]
+                    position += 1
+                    kind = kinds[i]
+                    if kind == GET:
+                        if maybe[i]:
+                            done[i] = 1  # a read that raised tells nothing
+                            self.skipped.append(i)
+                        elif results[i] == self.state:
+                            done[i] = 1
+                            order.append(i)
+                        else:
+                            self.readers.setdefault(results[i], []).append(i)
+                    elif kind == CREATE and results[i] is False and not maybe[i]:
+                        if self.state is not None:
+                            done[i] = 1
+                            order.append(i)
+                        else:
+                            self.told_false.append(i)
+                    elif maybe[i]:
+                        self.unsure.append(i)
+                    else:
+                        self.writes.append(i)
+            except _Stuck:
+                while True:
+                    if not choices or work <= 0:
+                        raise
+                    choice = choices[-1]
+                    if choice.next >= len(choice.orders):
+                        choices.pop()
+                        continue
+                    work -= position - choice.position + 1
+                    choice.restore(self)
+                    writes = choice.orders[choice.next]
+                    choice.next += 1
+                    try:
+                        self.flush(choice.due, writes)
+                    except _Stuck:
+                        continue
+                    position, rp, resumed = choice.position, choice.rp, True
+                    break
+
+    def remember(self, choices: list[_Choice], position: int, rp: int, due: list[int],
+                 orders: list[tuple[int, ...]]) -> None:
+        if len(choices) >= _CHOICES_KEPT:
+            del choices[:_CHOICES_KEPT // 2]
+        choices.append(_Choice(self, position, rp, due, orders))
+
+    def orders(self, due: list[int], upcoming: int) -> list[tuple[int, ...]]:
+        """The orders to try for the determinate writes in ``due``, likeliest first: the
+        write leaving what the next call wants goes last, and before it those whose value
+        a waiting read wants; then each with a write still in flight first."""
+        kinds, results, args, maybe, done = (self.kinds, self.results, self.args,
+                                             self.maybe, self.done)
+        wanted: object = _ANY
+        if upcoming >= 0:
+            if kinds[upcoming] == GET:
+                wanted = results[upcoming]
+            elif kinds[upcoming] == CREATE and results[upcoming] is True:
+                wanted = None
+            elif kinds[upcoming] == CREATE and results[upcoming] is False:
+                wanted = _PRESENT
+        writes: list[tuple[int, bytes | None]] = []
+        needed: set[object] = set()
+        present = False
+        for j in due:
+            if done[j] or maybe[j]:
+                continue
+            kind = kinds[j]
+            if kind == GET:
+                needed.add(results[j])
+            elif kind == CREATE and results[j] is False:
+                present = True
+            else:
+                writes.append((j, None if kind == DELETE else args[j]))
+        ranked = sorted(writes, key=lambda write: (
+            (write[1] is not None) if wanted is _PRESENT else write[1] == wanted,
+            write[1] in needed or (present and write[1] is not None)))
+        base = tuple(j for j, _ in ranked)
+        found = [base] if len(base) < 2 else list(islice(permutations(base), _ORDERS))
+        return found + self.before(due, base)[1:]
+
+    def before(self, due: list[int], base: tuple[int, ...]) -> list[tuple[int, ...]]:
+        """``base``, then each write in flight before it, then all of them before it."""
+        early = [w for w in self.writes if w not in due]
+        found = [base, *((w, *base) for w in early)]
+        if len(early) > 1:
+            found.append((*early, *base))
+        return found
+
+    def flush(self, due: list[int], writes: tuple[int, ...]) -> None:
+        """Place every determinate call in ``due``: the writes in the order given, each
+        create told True after a delete in flight if the key holds a value; then each read
+        still waiting, after a write in flight that gives it its value. Calls with unknown
+        results that nothing needed are left out. Raises :class:`_Stuck`."""
+        done, kinds, maybe = self.done, self.kinds, self.maybe
+        for w in writes:
+            if done[w]:
+                continue  # placed as a helper before
+            if kinds[w] == CREATE and self.state is not None:
+                self.apply(self.helper(w, due))
+            self.apply(w)
+        for j in due:
+            while not done[j] and not maybe[j]:
+                self.apply(self.helper(j, due))
+        for j in due:
+            if not done[j]:
+                done[j] = 1
+                self.skipped.append(j)
+
+    def helper(self, j: int, due: list[int]) -> int:
+        """A write in flight that makes call ``j`` legal next: a due one first, then one that
+        must go in anyway, then one whose result is unknown. Raises :class:`_Stuck`."""
+        kinds, args, results, done = self.kinds, self.args, self.results, self.done
+        self.unsure = [w for w in self.unsure if not done[w]]
+        kind = kinds[j]
+        best, best_rank = -1, 3
+        for rank_in_flight, writes in ((1, self.writes), (2, self.unsure)):
+            for w in writes:
+                wkind = kinds[w]
+                if wkind == CREATE and self.state is not None:
+                    continue
+                after = None if wkind == DELETE else args[w]
+                if kind == GET:
+                    fits = after == results[j]
+                elif kind == CREATE and results[j] is False:
+                    fits = after is not None
+                else:
+                    fits = after is None  # a create told True waits for a delete
+                if fits:
+                    rank = 0 if w in due else rank_in_flight
+                    if rank < best_rank:
+                        best, best_rank = w, rank
+        if best < 0:
+            raise _Stuck
+        return best
+
+    def apply(self, w: int) -> None:
+        """Place write ``w``, then every read in flight that the new state allows."""
+        done, order = self.done, self.order
+        done[w] = 1
+        order.append(w)
+        (self.unsure if self.maybe[w] else self.writes).remove(w)
+        self.state = state = None if self.kinds[w] == DELETE else self.args[w]
+        waiting = self.readers.pop(state, None)
+        if waiting:
+            for r in waiting:
+                if not done[r]:
+                    done[r] = 1
+                    order.append(r)
+        if state is not None and self.told_false:
+            for r in self.told_false:
+                if not done[r]:
+                    done[r] = 1
+                    order.append(r)
+            self.told_false.clear()
