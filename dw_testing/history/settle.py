@@ -32,6 +32,7 @@ from dw_testing.history.events import Operation
 
 PUT, CREATE, GET, DELETE = 0, 1, 2, 3
 _KIND = {"put": PUT, "put_if_absent": CREATE, "get": GET, "delete": DELETE}
+_READS = -1  # in an order of writes: the waiting reads get their values here
 _ANY = object()  # the next call wants no particular state
 _PRESENT = object()  # the next call wants some value, whichever
 _ORDERS = 24  # orders of the writes due together that one choice may try
@@ -247,6 +248,9 @@ class _Pass:
             write[1] in needed or (present and write[1] is not None)))
         base = tuple(j for j, _ in ranked)
         found = [base] if len(base) < 2 else list(islice(permutations(base), _ORDERS))
+        if needed or present:
+            # The waiting reads may need their value before the due writes, not after.
+            found.insert(1, (_READS, *base))
         return found + self.before(due, base)[1:]
 
     def before(self, due: list[int], base: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -259,35 +263,53 @@ class _Pass:
 
     def flush(self, due: list[int], writes: tuple[int, ...]) -> None:
         """Place every determinate call in ``due``: the writes in the order given, each
-        create told True after a delete in flight if the key holds a value; then each read
-        still waiting, after a write in flight that gives it its value. Calls with unknown
+        create told True after a delete in flight if the key holds a value; each read
+        still waiting at ``_READS`` in that order, or at the end. Calls with unknown
         results that nothing needed are left out. Raises :class:`_Stuck`."""
-        done, kinds, maybe = self.done, self.kinds, self.maybe
+        done, kinds = self.done, self.kinds
         for w in writes:
-            if done[w]:
-                continue  # placed as a helper before
-            if kinds[w] == CREATE and self.state is not None:
-                self.apply(self.helper(w, due))
-            self.apply(w)
-        for j in due:
-            while not done[j] and not maybe[j]:
-                self.apply(self.helper(j, due))
+            if w == _READS:
+                self.satisfy(due)
+            elif not done[w]:  # else: placed as a helper before
+                if kinds[w] == CREATE and self.state is not None:
+                    self.apply(self.helper(w, due))
+                self.apply(w)
+        self.satisfy(due)
         for j in due:
             if not done[j]:
                 done[j] = 1
                 self.skipped.append(j)
 
-    def helper(self, j: int, due: list[int]) -> int:
-        """A write in flight that makes call ``j`` legal next: a due one first, then one that
-        must go in anyway, then one whose result is unknown. Raises :class:`_Stuck`."""
+    def satisfy(self, due: list[int]) -> None:
+        """Each determinate read in ``due`` still waiting goes in after a write in flight
+        that gives it its value. Raises :class:`_Stuck`."""
+        done, maybe, kinds, results = self.done, self.maybe, self.kinds, self.results
+        for j in due:
+            if kinds[j] == GET or (kinds[j] == CREATE and results[j] is False):
+                while not done[j] and not maybe[j]:
+                    try:
+                        self.apply(self.helper(j, due))
+                    except _Stuck:
+                        if kinds[j] != GET or results[j] is None or self.state is None:
+                            raise
+                        # Only a create gives the value, and the key holds another: a
+                        # delete in flight, then the create.
+                        create = self.helper(j, due, absent=True)
+                        self.apply(self.helper(-1, due))
+                        self.apply(create)
+
+    def helper(self, j: int, due: list[int], *, absent: bool = False) -> int:
+        """A write in flight that makes call ``j`` legal next (``j`` -1: that empties the
+        key), as if the key were absent if ``absent``: a due one first, then one that must
+        go in anyway, then one whose result is unknown. Raises :class:`_Stuck`."""
         kinds, args, results, done = self.kinds, self.args, self.results, self.done
         self.unsure = [w for w in self.unsure if not done[w]]
-        kind = kinds[j]
+        kind = kinds[j] if j >= 0 else DELETE
         best, best_rank = -1, 3
         for rank_in_flight, writes in ((1, self.writes), (2, self.unsure)):
             for w in writes:
                 wkind = kinds[w]
-                if wkind == CREATE and self.state is not None:
+                if wkind == CREATE and self.state is not None and not absent:
                     continue
                 after = None if wkind == DELETE else args[w]
                 if kind == GET:
@@ -295,7 +317,7 @@ class _Pass:
                 elif kind == CREATE and results[j] is False:
                     fits = after is not None
                 else:
-                    fits = after is None  # a create told True waits for a delete
+                    fits = after is None  # a create told True, or -1: waits for a delete
                 if fits:
                     rank = 0 if w in due else rank_in_flight
                     if rank < best_rank:
