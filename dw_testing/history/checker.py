@@ -34,7 +34,7 @@ from dw_testing.history.explain import explain
 from dw_testing.history.labels import digest, result_text, stamp_ranks, value_text
 from dw_testing.history.patch import PatchedKey, patch_key
 from dw_testing.history.search import KeyHistory
-from dw_testing.history.settle import settle
+from dw_testing.history.settle import Columns, settle
 from dw_testing.history.sweep import sweep
 from dw_testing.history.timeline import render_text
 from dw_testing.history.violation import HistoryViolation
@@ -98,17 +98,28 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
     exhausted: list[str] = []
     # A call that met a lost or cut reply on the wire is indeterminate (C-LOST-1), once per
     # attempt its client may have made.
-    keyed: dict[str, list[Operation]] = defaultdict(list)
+    keyed: dict[str, Columns] = {}
     raised: set[str] = set()
     for op in judged(history):
-        keyed[op.key].append(op)
+        # Each call is read once, here, where the calls lie in order (a key's calls lie
+        # far apart), into columns (no object made a call: nothing for the collector).
+        part = keyed.get(op.key)
+        if part is None:
+            part = keyed[op.key] = Columns()
+        part.ops.append(op)
+        part.names.append(op.op)
+        part.values.append(op.value)
+        part.results.append(op.result)
+        part.calls.append(op.call)
+        part.rets.append(op.ret)
         if op.ret is None:
             raised.add(op.key)
     # Small keys first: a cheap violation should not wait behind an expensive key.
-    for key in sorted(keyed, key=lambda k: (len(keyed[k]), k)):
-        ops = keyed[key]
+    for key in sorted(keyed, key=lambda k: (len(keyed[k].ops), k)):
+        columns = keyed[key]
+        ops = columns.ops
         # Most keys: one sweep through time finds a legal order, no search needed.
-        order = settle(ops)
+        order = settle(ops, columns=columns)
         if order is None and key in raised:
             # Calls with unknown results dropped or bounded first (patch): same verdict,
             # and a sweep through time that more often finds its way.

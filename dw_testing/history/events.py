@@ -21,7 +21,7 @@ OpName = Literal["put", "put_if_absent", "get", "delete"]
 OP_NAMES: tuple[OpName, ...] = ("put", "put_if_absent", "get", "delete")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Operation:
     """A call and its response.
 

@@ -25,6 +25,7 @@ replays every order it returns with a checker of its own.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from itertools import islice, permutations
 from typing import cast
 
@@ -45,11 +46,30 @@ class _Stuck(Exception):
     """No order this pass may try fits: the checker searches instead."""
 
 
-def settle(ops: Sequence[Operation], optional: Sequence[bool] = ()) -> list[int] | None:
+@dataclass
+class Columns:
+    """One key's calls, and what this pass reads of each, column by column."""
+
+    ops: list[Operation] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    values: list[bytes | None] = field(default_factory=list)
+    results: list[bool | bytes | None] = field(default_factory=list)
+    calls: list[int] = field(default_factory=list)
+    rets: list[int | None] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, ops: Sequence[Operation]) -> Columns:
+        return cls(list(ops), [op.op for op in ops], [op.value for op in ops],
+                   [op.result for op in ops], [op.call for op in ops], [op.ret for op in ops])
+
+
+def settle(ops: Sequence[Operation], optional: Sequence[bool] = (),
+           columns: Columns | None = None) -> list[int] | None:
     """A legal order of the calls, as indices into ``ops``, or ``None`` when this pass
-    found none. Calls that raised, and those flagged ``optional``, appear only if placed."""
+    found none. Calls that raised, and those flagged ``optional``, appear only if placed.
+    ``columns`` (of ``ops``, if the caller has them) saves reading every call again."""
     try:
-        return _Pass(ops, optional).run()
+        return _Pass(columns or Columns.of(ops), optional).run()
     except _Stuck:
         return None
 
@@ -89,14 +109,13 @@ class _Pass:
                  "order", "readers", "results", "rets", "skipped", "state", "told_false",
                  "unsure", "writes")
 
-    def __init__(self, ops: Sequence[Operation], optional: Sequence[bool]) -> None:
-        self.n = n = len(ops)
-        # Column by column: a comprehension reads an attribute faster than attrgetter.
-        self.kinds: list[int] = [_KIND[op.op] for op in ops]
-        self.args: list[bytes | None] = [op.value for op in ops]
-        self.results: list[object] = [op.result for op in ops]
-        self.calls = calls = [op.call for op in ops]
-        ends: list[int | None] = [op.ret for op in ops]
+    def __init__(self, columns: Columns, optional: Sequence[bool]) -> None:
+        self.n = n = len(columns.ops)
+        self.kinds: list[int] = list(map(_KIND.__getitem__, columns.names))
+        self.args = columns.values
+        self.results: list[object] = columns.results  # type: ignore[assignment]
+        self.calls = calls = columns.calls
+        ends = columns.rets
         # A call that may be left out: it raised, or patch bounded it with no result.
         maybe = [False] * n
         returned: Sequence[int] = range(n)

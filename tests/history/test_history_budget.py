@@ -18,7 +18,7 @@ from dw_testing.history.events import Operation
 
 @pytest.fixture(autouse=True)
 def search_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checker, "settle", lambda ops, optional=(): None)
+    monkeypatch.setattr(checker, "settle", lambda ops, optional=(), columns=None: None)
 
 
 def wide(key: str, calls: int = 12) -> list[Operation]:

@@ -193,7 +193,7 @@ def _wide_legal_history(calls: int) -> list[Operation]:
 @pytest.fixture
 def search_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """The budget belongs to the search: skip the first pass, which settles these keys."""
-    monkeypatch.setattr(checker, "settle", lambda ops, optional=(): None)
+    monkeypatch.setattr(checker, "settle", lambda ops, optional=(), columns=None: None)
 
 
 def test_the_first_pass_settles_the_wide_history_without_a_search() -> None:
