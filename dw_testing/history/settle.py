@@ -46,6 +46,11 @@ class _Stuck(Exception):
     """No order this pass may try fits: the checker searches instead."""
 
 
+class _Hopeless(_Stuck):
+    """A get returned a value no call of the key writes: no order fits, so none is
+    tried (the checker's own test of such reads names it)."""
+
+
 @dataclass
 class Columns:
     """One key's calls, and what this pass reads of each, column by column."""
@@ -107,7 +112,7 @@ class _Choice:
 class _Pass:
     __slots__ = ("args", "by_call", "by_ret", "calls", "done", "kinds", "maybe", "n",
                  "order", "readers", "results", "rets", "skipped", "state", "told_false",
-                 "unsure", "writes")
+                 "unsure", "values_written", "writes")
 
     def __init__(self, columns: Columns, optional: Sequence[bool]) -> None:
         self.n = n = len(columns.ops)
@@ -139,6 +144,7 @@ class _Pass:
         self.writes: list[int] = []  # results known: each must go in
         self.unsure: list[int] = []  # results unknown: each may be left out
         self.state: bytes | None = None
+        self.values_written: set[bytes | None] | None = None  # see written()
 
     def run(self) -> list[int]:
         """The order; raises :class:`_Stuck`."""
@@ -210,6 +216,8 @@ class _Pass:
                         self.unsure.append(i)
                     else:
                         self.writes.append(i)
+            except _Hopeless:
+                raise
             except _Stuck:
                 while True:
                     if not choices or work <= 0:
@@ -224,6 +232,8 @@ class _Pass:
                     choice.next += 1
                     try:
                         self.flush(choice.due, writes)
+                    except _Hopeless:
+                        raise
                     except _Stuck:
                         continue
                     position, rp, resumed = choice.position, choice.rp, True
@@ -342,8 +352,16 @@ class _Pass:
                     if rank < best_rank:
                         best, best_rank = w, rank
         if best < 0:
+            if kind == GET and results[j] is not None and results[j] not in self.written():
+                raise _Hopeless
             raise _Stuck
         return best
+
+    def written(self) -> set[bytes | None]:
+        if self.values_written is None:
+            kinds, args = self.kinds, self.args
+            self.values_written = {args[w] for w in range(self.n) if kinds[w] != DELETE}
+        return self.values_written
 
     def apply(self, w: int) -> None:
         """Place write ``w``, then every read in flight that the new state allows."""

@@ -16,6 +16,7 @@ from dw_testing.history.checker import check_history, partition_by_key
 from dw_testing.history.events import Operation
 from dw_testing.history.generate import simulated_history
 from dw_testing.history.patch import patch_key
+from dw_testing.history import settle as settle_module
 from dw_testing.history.settle import settle
 
 
@@ -148,3 +149,16 @@ def test_a_legal_history_with_concurrent_writes_due_together_is_settled() -> Non
     order = settle(history)
     assert order is not None and order.index(1) < order.index(0)
     assert broken_promise(history, (), order) is None
+
+
+def test_a_read_of_a_value_no_call_writes_ends_the_pass_without_going_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    went_back: list[int] = []
+    monkeypatch.setattr(settle_module._Choice, "restore",
+                        lambda self, run: went_back.append(1))
+    # Two puts due together (a choice to go back to), then a read of a value nobody wrote.
+    history = [put("A", b"x", 0, 5), put("B", b"y", 1, 6), get("C", b"x", 7, 8),
+               get("D", b"never", 9, 10)]
+    assert settle(history) is None
+    assert went_back == []
+    assert check_history(history).verdict == "violation"
