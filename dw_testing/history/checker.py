@@ -1,12 +1,15 @@
 """Linearizability of recorded store histories, per key, and the report of a violation.
 
-A history is partitioned per key (linearizability is compositional). Each key is first
-pruned (a read of a value no call wrote before it returned fails without a search), then
-given a quick greedy pass (:mod:`dw_testing.history.search`: the model of one key); what
-that leaves gets a short depth-first search (Wing and Gong's, with Lowe's memo), and what
-that leaves is decided by a sweep in time order over the reachable configurations
-(:mod:`dw_testing.history.sweep`). Keys are checked smallest first, each with its own
-:class:`Budget`; a key that runs out is UNKNOWN and the next keys are still checked.
+A history is partitioned per key (linearizability is compositional). Each key first gets
+one sweep through time that builds a legal order as it goes (:mod:`dw_testing.history.settle`;
+its work is bounded by about one more pass over the key, not by the budget); most keys end there.
+A key it leaves is patched (:mod:`dw_testing.history.patch`) and swept once more; then
+pruned (a read of a value no call wrote before it returned fails without a search), given a
+quick greedy pass (:mod:`dw_testing.history.search`: the model of one key), a short
+depth-first search (Wing and Gong's, with Lowe's memo), and what that leaves is decided by a
+sweep over the reachable configurations (:mod:`dw_testing.history.sweep`). Keys are checked
+smallest first, each search with its own :class:`Budget`; a key that runs out is UNKNOWN
+and the next keys are still checked.
 
 Verdicts: ``"ok"``, ``"violation"`` or ``"unknown"`` when the budget ran out on some key and
 no key violates. Running out of budget is never a pass. A violation names the calls that
