@@ -5,18 +5,19 @@ finds one; where it finds none the checker still decides."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 from history_calls import create, delete, get, put
-from hypothesis import given, settings
+from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
+from dw_testing.history import settle as settle_module
 from dw_testing.history.checker import check_history, partition_by_key
 from dw_testing.history.events import Operation
 from dw_testing.history.generate import simulated_history
 from dw_testing.history.patch import patch_key
-from dw_testing.history import settle as settle_module
 from dw_testing.history.settle import settle
 
 
@@ -162,3 +163,51 @@ def test_a_read_of_a_value_no_call_writes_ends_the_pass_without_going_back(
     assert settle(history) is None
     assert went_back == []
     assert check_history(history).verdict == "violation"
+
+
+def _wrong_order(history: list[Operation]) -> bool:
+    """The pass returned an order the replay rejects."""
+    for ops, optional in ((history, []), (patch_key(history).ops, patch_key(history).optional)):
+        order = settle(ops, optional)
+        if order is not None and broken_promise(ops, optional, order) is not None:
+            return True
+    return False
+
+
+def _creates_on_a_held_key(self: Any, j: int, due: list[int], *, absent: bool = False) -> int:
+    return _HELPER(self, j, due, absent=True)
+
+
+def _due_calls_left_out(self: Any, due: list[int], writes: tuple[int, ...]) -> None:
+    for j in due:
+        self.done[j] = 1
+
+
+def _going_back_keeps_the_state(self: Any, run: Any) -> None:
+    state = run.state
+    _RESTORE(self, run)
+    run.state = state
+
+
+_HELPER = settle_module._Pass.helper
+_RESTORE = settle_module._Choice.restore
+WEAKENED: dict[str, tuple[Any, str, Callable[..., Any]]] = {
+    "a create told True goes in on a held key": (
+        settle_module._Pass, "helper", _creates_on_a_held_key),
+    "calls due before the next one are left out": (
+        settle_module._Pass, "flush", _due_calls_left_out),
+    "going back keeps the state it left": (
+        settle_module._Choice, "restore", _going_back_keeps_the_state),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("weakening", sorted(WEAKENED))
+def test_weakening_the_pass_is_caught_by_the_replay(
+        weakening: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    owner, name, weaker = WEAKENED[weakening]
+    monkeypatch.setattr(owner, name, weaker)
+    found = find(histories(), _wrong_order,
+                 settings=settings(max_examples=20_000, deadline=None, database=None,
+                                   suppress_health_check=list(HealthCheck)))
+    assert _wrong_order(found)
