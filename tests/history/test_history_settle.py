@@ -183,10 +183,10 @@ def _due_calls_left_out(self: Any, due: list[int], writes: tuple[int, ...]) -> N
         self.done[j] = 1
 
 
-def _going_back_keeps_the_state(self: Any, run: Any) -> None:
-    state = run.state
+def _going_back_keeps_what_was_placed(self: Any, run: Any) -> None:
+    order, skipped, done = list(run.order), list(run.skipped), bytes(run.done)
     _RESTORE(self, run)
-    run.state = state
+    run.order[:], run.skipped[:], run.done[:] = order, skipped, done
 
 
 _HELPER = settle_module._Pass.helper
@@ -196,8 +196,8 @@ WEAKENED: dict[str, tuple[Any, str, Callable[..., Any]]] = {
         settle_module._Pass, "helper", _creates_on_a_held_key),
     "calls due before the next one are left out": (
         settle_module._Pass, "flush", _due_calls_left_out),
-    "going back keeps the state it left": (
-        settle_module._Choice, "restore", _going_back_keeps_the_state),
+    "going back keeps the calls placed since": (
+        settle_module._Choice, "restore", _going_back_keeps_what_was_placed),
 }
 
 
