@@ -35,7 +35,7 @@ from dw_testing.history.budget import Budget, Meter, OutOfBudget
 from dw_testing.history.events import Operation
 from dw_testing.history.explain import explain
 from dw_testing.history.labels import digest, result_text, stamp_ranks, value_text
-from dw_testing.history.patch import PatchedKey, patch_key
+from dw_testing.history.patch import patch_key
 from dw_testing.history.search import KeyHistory
 from dw_testing.history.settle import Columns, settle
 from dw_testing.history.sweep import sweep
@@ -102,7 +102,6 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
     # A call that met a lost or cut reply on the wire is indeterminate (C-LOST-1), once per
     # attempt its client may have made.
     keyed: dict[str, Columns] = {}
-    raised: set[str] = set()
     for op in judged(history):
         # Each call is read once, here, where the calls lie in order (a key's calls lie
         # far apart), into columns (no object made a call: nothing for the collector).
@@ -115,21 +114,18 @@ def check_history(history: Iterable[Operation], *, budget: Budget | None = None,
         part.results.append(op.result)
         part.calls.append(op.call)
         part.rets.append(op.ret)
-        if op.ret is None:
-            raised.add(op.key)
     # Small keys first: a cheap violation should not wait behind an expensive key.
     for key in sorted(keyed, key=lambda k: (len(keyed[k].ops), k)):
         columns = keyed[key]
         ops = columns.ops
         # Most keys: one sweep through time finds a legal order, no search needed.
         order = settle(ops, columns=columns)
-        if order is None and key in raised:
+        if order is None:
             # Calls with unknown results dropped or bounded first (patch): same verdict,
             # and a sweep through time that more often finds its way.
             patched = patch_key(ops)
-            order = settle(patched.ops, patched.optional)
-        else:
-            patched = PatchedKey(ops, [], changed=False)
+            if patched.changed:
+                order = settle(patched.ops, patched.optional)
         if order is not None:
             steps += len(order)
             continue

@@ -43,6 +43,16 @@ _NEVER = 1 << 62  # the return of a call that raised: never due
 _CHOICES_KEPT = 256  # choices remembered; older ones are forgotten in halves
 
 
+def _fits(after: bytes | None, wanted: object) -> bool:
+    """Whether a write leaving ``after`` gives the state ``wanted``."""
+    return after is not None if wanted is _PRESENT else after == wanted
+
+
+def _is_read(kind: int, result: object) -> bool:
+    """A get, or a create told False: a call that changes nothing."""
+    return kind == GET or (kind == CREATE and result is False)
+
+
 class _Stuck(Exception):
     """No order this pass may try fits: the checker searches instead."""
 
@@ -246,39 +256,36 @@ class _Pass:
             del choices[:_CHOICES_KEPT // 2]
         choices.append(_Choice(self, position, rp, due, orders))
 
+    def wants(self, j: int) -> object:
+        """The state call ``j`` needs: a get its answer, a create told True absence
+        (``None``), one told False ``_PRESENT``; any other call ``_ANY``."""
+        kind, result = self.kinds[j], self.results[j]
+        if kind == GET:
+            return result
+        if kind == CREATE and result is not None:
+            return None if result else _PRESENT
+        return _ANY
+
     def orders(self, due: list[int], upcoming: int) -> list[tuple[int, ...]]:
         """The orders to try for the determinate writes in ``due``, likeliest first: the
         write leaving what the next call wants goes last, and before it those whose value
         a waiting read wants; then each with a write still in flight first."""
-        kinds, results, args, maybe, done = (self.kinds, self.results, self.args,
-                                             self.maybe, self.done)
-        wanted: object = _ANY
-        if upcoming >= 0:
-            if kinds[upcoming] == GET:
-                wanted = results[upcoming]
-            elif kinds[upcoming] == CREATE and results[upcoming] is True:
-                wanted = None
-            elif kinds[upcoming] == CREATE and results[upcoming] is False:
-                wanted = _PRESENT
+        kinds, args, maybe, done = self.kinds, self.args, self.maybe, self.done
+        wanted = self.wants(upcoming) if upcoming >= 0 else _ANY
         writes: list[tuple[int, bytes | None]] = []
-        needed: set[object] = set()
-        present = False
+        needed: list[object] = []  # what the waiting reads want
         for j in due:
             if done[j] or maybe[j]:
                 continue
-            kind = kinds[j]
-            if kind == GET:
-                needed.add(results[j])
-            elif kind == CREATE and results[j] is False:
-                present = True
+            if _is_read(kinds[j], self.results[j]):
+                needed.append(self.wants(j))
             else:
-                writes.append((j, None if kind == DELETE else args[j]))
+                writes.append((j, None if kinds[j] == DELETE else args[j]))
         ranked = sorted(writes, key=lambda write: (
-            (write[1] is not None) if wanted is _PRESENT else write[1] == wanted,
-            write[1] in needed or (present and write[1] is not None)))
+            _fits(write[1], wanted), any(_fits(write[1], want) for want in needed)))
         base = tuple(j for j, _ in ranked)
         found = [base] if len(base) < 2 else list(islice(permutations(base), _ORDERS))
-        if needed or present:
+        if needed:
             # The waiting reads may need their value before the due writes, not after.
             found.insert(1, (_READS, *base))
         return found + self.before(due, base)[1:]
@@ -302,7 +309,7 @@ class _Pass:
                 self.satisfy(due)
             elif not done[w]:  # else: placed as a helper before
                 if kinds[w] == CREATE and self.state is not None:
-                    self.apply(self.helper(w, due))
+                    self.apply(self.helper(None, due))  # a delete first
                 self.apply(w)
         self.satisfy(due)
         for j in due:
@@ -315,45 +322,40 @@ class _Pass:
         that gives it its value. Raises :class:`_Stuck`."""
         done, maybe, kinds, results = self.done, self.maybe, self.kinds, self.results
         for j in due:
-            if kinds[j] == GET or (kinds[j] == CREATE and results[j] is False):
-                while not done[j] and not maybe[j]:
-                    try:
-                        self.apply(self.helper(j, due))
-                    except _Stuck:
-                        if kinds[j] != GET or results[j] is None or self.state is None:
-                            raise
-                        # Only a create gives the value, and the key holds another: a
-                        # delete in flight, then the create.
-                        create = self.helper(j, due, absent=True)
-                        self.apply(self.helper(-1, due))
-                        self.apply(create)
+            if not _is_read(kinds[j], results[j]):
+                continue
+            while not done[j] and not maybe[j]:
+                wanted = self.wants(j)
+                try:
+                    self.apply(self.helper(wanted, due))
+                except _Stuck:
+                    if wanted is None or wanted is _PRESENT or self.state is None:
+                        raise
+                    # Only a create gives the value, and the key holds another: a delete
+                    # in flight, then the create.
+                    create = self.helper(wanted, due, absent=True)
+                    self.apply(self.helper(None, due))
+                    self.apply(create)
 
-    def helper(self, j: int, due: list[int], *, absent: bool = False) -> int:
-        """A write in flight that makes call ``j`` legal next (``j`` -1: that empties the
-        key), as if the key were absent if ``absent``: a due one first, then one that must
-        go in anyway, then one whose result is unknown. Raises :class:`_Stuck`."""
-        kinds, args, results, done = self.kinds, self.args, self.results, self.done
+    def helper(self, wanted: object, due: list[int], *, absent: bool = False) -> int:
+        """A write in flight that leaves the state ``wanted`` (see :meth:`wants`), as if the
+        key were absent if ``absent``: a due one first, then one that must go in anyway,
+        then one whose result is unknown. Raises :class:`_Stuck`, or :class:`_Hopeless`
+        when no call of the key writes the value wanted."""
+        kinds, args, done = self.kinds, self.args, self.done
         self.unsure = [w for w in self.unsure if not done[w]]
-        kind = kinds[j] if j >= 0 else DELETE
         best, best_rank = -1, 3
         for rank_in_flight, writes in ((1, self.writes), (2, self.unsure)):
             for w in writes:
                 wkind = kinds[w]
                 if wkind == CREATE and self.state is not None and not absent:
                     continue
-                after = None if wkind == DELETE else args[w]
-                if kind == GET:
-                    fits = after == results[j]
-                elif kind == CREATE and results[j] is False:
-                    fits = after is not None
-                else:
-                    fits = after is None  # a create told True, or -1: waits for a delete
-                if fits:
+                if _fits(None if wkind == DELETE else args[w], wanted):
                     rank = 0 if w in due else rank_in_flight
                     if rank < best_rank:
                         best, best_rank = w, rank
         if best < 0:
-            if kind == GET and results[j] is not None and results[j] not in self.written():
+            if wanted.__class__ is bytes and wanted not in self.written():
                 raise _Hopeless
             raise _Stuck
         return best

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hypothesis import strategies as st
+
 from dw_testing.history.events import Operation
 
 RAISED = "TransientStoreError"
@@ -39,3 +41,29 @@ GOLDEN = {
     "double_winner": (DOUBLE_WINNER, (0, 1)),
     "never_returned": (NEVER_RETURNED, (0, 1)),
 }
+
+
+@st.composite
+def one_key_histories(draw: st.DrawFn, *, calls: int, last_call: int, raised_one_in: int,
+                      lengths: tuple[int, int], values: tuple[bytes, ...]) -> list[Operation]:
+    """Up to ``calls`` calls on one key, begun by ``last_call``, lasting ``lengths``, over
+    ``values``; one in ``raised_one_in`` raised, and a raised write sometimes copied, as a
+    retry under C-LOST-1 leaves it."""
+    history: list[Operation] = []
+    for i in range(draw(st.integers(0, calls))):
+        op = draw(st.sampled_from(["put", "put_if_absent", "get", "delete"]))
+        call = draw(st.integers(0, last_call))
+        raised = draw(st.integers(0, raised_one_in - 1)) == 0
+        ret = None if raised else call + draw(st.integers(*lengths))
+        value = draw(st.sampled_from(values)) if op in ("put", "put_if_absent") else None
+        result: bool | bytes | None = None
+        if ret is not None and op == "put_if_absent":
+            result = draw(st.booleans())
+        elif ret is not None and op == "get":
+            result = draw(st.sampled_from([None, *values]))
+        made = Operation(f"p{i}", op, "k", value, result, call, ret,  # type: ignore[arg-type]
+                         RAISED if raised else None)
+        history.append(made)
+        if raised and op != "get" and draw(st.integers(0, 3)) == 0:
+            history.append(made)
+    return history

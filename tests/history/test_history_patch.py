@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from history_calls import one_key_histories
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
@@ -61,29 +62,11 @@ def reference(ops: Sequence[Operation], optional: Sequence[bool] = ()) -> bool:
     return False
 
 
-@st.composite
-def raised_histories(draw: st.DrawFn) -> list[Operation]:
+def raised_histories() -> st.SearchStrategy[list[Operation]]:
     """Up to 6 calls on one key over 2 values, a third of them raised, some writes copied
     as a retry under C-LOST-1 leaves them."""
-    history: list[Operation] = []
-    for i in range(draw(st.integers(0, 6))):
-        op = draw(st.sampled_from(["put", "put_if_absent", "get", "delete"]))
-        call = draw(st.integers(0, 10))
-        raised = draw(st.integers(0, 2)) == 0
-        ret = None if raised else call + draw(st.integers(1, 5))
-        value = draw(st.sampled_from([b"x", b"y"])) if op in ("put", "put_if_absent") \
-            else None
-        result: bool | bytes | None = None
-        if ret is not None and op == "put_if_absent":
-            result = draw(st.booleans())
-        elif ret is not None and op == "get":
-            result = draw(st.sampled_from([None, b"x", b"y"]))
-        made = Operation(f"p{i}", op, "k", value, result, call, ret,  # type: ignore[arg-type]
-                         "E" if raised else None)
-        history.append(made)
-        if raised and op != "get" and draw(st.integers(0, 3)) == 0:
-            history.append(made)
-    return history
+    return one_key_histories(calls=6, last_call=10, raised_one_in=3, lengths=(1, 5),
+                             values=(b"x", b"y"))
 
 
 def patched_agrees(history: list[Operation]) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from history_calls import create, delete, get, put
+from history_calls import create, delete, get, one_key_histories, put
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
@@ -58,28 +58,10 @@ def broken_promise(ops: Sequence[Operation], optional: Sequence[bool],
     return None
 
 
-@st.composite
-def histories(draw: st.DrawFn) -> list[Operation]:
+def histories() -> st.SearchStrategy[list[Operation]]:
     """Up to 9 calls on one key over 3 values; about one in six raised, some retried."""
-    history: list[Operation] = []
-    for i in range(draw(st.integers(0, 9))):
-        op = draw(st.sampled_from(["put", "put_if_absent", "get", "delete"]))
-        call = draw(st.integers(0, 14))
-        raised = draw(st.integers(0, 5)) == 0
-        ret = None if raised else call + draw(st.integers(0, 6))
-        value = (draw(st.sampled_from([b"", b"x", b"y"])) if op in ("put", "put_if_absent")
-                 else None)
-        result: bool | bytes | None = None
-        if ret is not None and op == "put_if_absent":
-            result = draw(st.booleans())
-        elif ret is not None and op == "get":
-            result = draw(st.sampled_from([None, b"", b"x", b"y"]))
-        made = Operation(f"p{i}", op, "k", value, result, call, ret,  # type: ignore[arg-type]
-                         "E" if raised else None)
-        history.append(made)
-        if raised and op != "get" and draw(st.integers(0, 3)) == 0:
-            history.append(made)
-    return history
+    return one_key_histories(calls=9, last_call=14, raised_one_in=6, lengths=(0, 6),
+                             values=(b"", b"x", b"y"))
 
 
 @settings(max_examples=400, deadline=None)
